@@ -1,0 +1,62 @@
+"""Long-term memory for LangChain and LangGraph agents.
+
+Durable knowledge lives in plain Markdown files a person can read, edit and
+commit; a SQLite index beside them (vectors, FTS5 keywords, embedding cache)
+is derived and can be deleted and rebuilt at any time.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory import MarkdownMemory
+
+        with MarkdownMemory("memory", embeddings="none") as mem:
+            mem.append("- Never more than 5% of the portfolio in one stock")
+            for hit in mem.search("single stock limit"):
+                print(hit.citation, round(hit.score, 3), hit.text)
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from .config import MemoryConfig
+from .errors import EmbeddingError, MemoryIndexError, MemoryPathError, MemoryStoreError
+from .memory import MarkdownMemory
+from .types import MemorySearchResult
+
+if TYPE_CHECKING:
+    from .nodes import create_memory_flush_node, create_session_context_node
+    from .retriever import MarkdownMemoryRetriever
+    from .tools import create_memory_tools
+
+__all__ = [
+    "EmbeddingError",
+    "MarkdownMemory",
+    "MarkdownMemoryRetriever",
+    "MemoryConfig",
+    "MemoryIndexError",
+    "MemoryPathError",
+    "MemorySearchResult",
+    "MemoryStoreError",
+    "create_memory_flush_node",
+    "create_memory_tools",
+    "create_session_context_node",
+]
+
+# Integration modules import LangChain/LangGraph pieces; load them on first use.
+_LAZY = {
+    "MarkdownMemoryRetriever": ".retriever",
+    "create_memory_tools": ".tools",
+    "create_session_context_node": ".nodes",
+    "create_memory_flush_node": ".nodes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'langchain_md_memory' has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value

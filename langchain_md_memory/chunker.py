@@ -1,0 +1,241 @@
+"""Cut a Markdown file into overlapping, line-numbered chunks for the index.
+
+Paragraphs (blocks between blank lines; an ATX heading is always its own
+block) are packed greedily up to ``chunk_tokens``; a chunk that ends because
+the budget ran out hands its trailing paragraphs (at most ``overlap_tokens``)
+to the next one, so a fact on a boundary is whole in at least one chunk. A
+heading starts a new chunk, so a section's body is never cut off from its
+title, and every chunk records the heading path in effect at its first line.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.chunker import chunk_markdown
+
+        chunks = chunk_markdown("# Goals\\n\\n## Retirement\\n\\nRetire at 55.\\n")
+        assert [(c.start_line, c.end_line, c.heading) for c in chunks] == [
+            (1, 5, "# Goals")
+        ]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from itertools import accumulate
+
+# One CJK definition for the whole package, so chunk budgets match estimate_tokens exactly.
+from .text import _CJK_CHAR_RE, estimate_tokens
+from .types import Chunk
+
+__all__ = ["CHUNKER_VERSION", "chunk_markdown"]
+
+CHUNKER_VERSION = "1"
+"""Bumped whenever chunk boundaries change, so indexes built by an older chunker are rebuilt."""
+
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)(.*)$")
+_CLOSING_HASHES_RE = re.compile(r"(?:^|[ \t])#+$")
+_SCAFFOLD_RE = re.compile(
+    "|".join(
+        f"(?:{pattern})"
+        for pattern in (
+            r"^(?:[-*+]|\d+[.)])?\s*(?:\[[ x]?\])?$",  # bare bullet / empty checkbox
+            r"^(?:[-*+]\s*)?(?:\[[ x]?\]\s*)?(?:todo|tbd|fixme|xxx|n/?a|\.\.\.|…)\s*:?$",
+            r"^<!--.*-->$",
+            r"^(?:-[ \t]*){3,}$|^(?:\*[ \t]*){3,}$|^(?:_[ \t]*){3,}$",  # thematic break / front matter
+            r"^>+\s*$",
+            r"^\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?$",  # table separator row
+        )
+    ),
+    re.IGNORECASE,
+)
+
+_BLANK, _HEADING, _SCAFFOLD, _CONTENT = range(4)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """Lines ``start..end`` (0-based, inclusive), or ``piece`` of one over-long line."""
+
+    start: int
+    end: int
+    heading_start: bool
+    content: bool
+    piece: str | None = None
+
+
+def _split_lines(text: str) -> list[str]:
+    # Only "\n" ends a line, as in MarkdownStore.read_lines (which reads CRLF as LF); a final
+    # newline does not open a new line.
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _classify(lines: list[str]) -> tuple[list[int], list[str]]:
+    """Each line's kind and the heading path in effect at it (fenced code is content)."""
+    kinds: list[int] = []
+    paths: list[str] = []
+    stack: list[tuple[int, str]] = []
+    path = ""
+    fence: tuple[str, int] | None = None
+    for index, raw_line in enumerate(lines):
+        line = raw_line.lstrip("\ufeff") if index == 0 else raw_line
+        fence_match = _FENCE_RE.match(line)
+        if fence is not None:
+            kinds.append(_CONTENT if line.strip() else _BLANK)
+            char, length = fence
+            closes = fence_match and fence_match[1][0] == char and len(fence_match[1]) >= length
+            if closes and fence_match and not fence_match[2].strip():
+                fence = None
+        elif fence_match and not (fence_match[1][0] == "`" and "`" in fence_match[2]):
+            kinds.append(_CONTENT)
+            fence = (fence_match[1][0], len(fence_match[1]))
+        elif not line.strip():
+            kinds.append(_BLANK)
+        elif (heading := _HEADING_RE.match(line)) is not None:
+            kinds.append(_HEADING)
+            level = len(heading[1])
+            title = _CLOSING_HASHES_RE.sub("", heading[2].strip()).strip()
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            if title:
+                stack.append((level, f"{heading[1]} {title}"))
+            path = " > ".join(item for _, item in stack)
+        else:
+            stripped = line.strip()
+            kinds.append(_SCAFFOLD if _SCAFFOLD_RE.match(stripped) else _CONTENT)
+        paths.append(path)
+    return kinds, paths
+
+
+class _Budget:
+    """Exact ``estimate_tokens`` of any line range in O(1), via prefix sums."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self._chars = [0, *accumulate(len(line) for line in lines)]
+        self._cjk = [0, *accumulate(_CJK_CHAR_RE.subn("", line)[1] for line in lines)]
+
+    def tokens(self, start: int, end: int) -> int:
+        """Tokens of ``"\\n".join(lines[start:end + 1])``; mirrors :func:`text.estimate_tokens`."""
+        chars = self._chars[end + 1] - self._chars[start] + (end - start)
+        cjk = self._cjk[end + 1] - self._cjk[start]
+        return cjk + round((chars - cjk) / 3.5)
+
+
+def _windows(line: str, budget: int) -> list[str]:
+    """Cut one over-long line into consecutive pieces of at most ``budget`` tokens."""
+    pieces: list[str] = []
+    pos = 0
+    widest = int(budget * 3.5) + 1  # no piece of ASCII text within budget is longer
+    while pos < len(line):
+        size = min(len(line) - pos, widest)
+        tokens = estimate_tokens(line[pos : pos + size])
+        # Tokens grow about linearly with length, so scaling converges in a step or two; it
+        # stops by `budget` characters at the latest, which always fit.
+        while tokens > budget and size > budget:
+            size = max(budget, min(size - 1, size * budget // tokens))
+            tokens = estimate_tokens(line[pos : pos + size])
+        pieces.append(line[pos : pos + size])
+        pos += size
+    return pieces
+
+
+def _units(lines: list[str], kinds: list[int], budget: _Budget, chunk_tokens: int) -> list[_Unit]:
+    """Paragraphs that fit the budget, else their lines, else pieces of a line."""
+    blocks: list[tuple[int, int]] = []
+    start: int | None = None
+    for i, kind in enumerate(kinds):
+        if kind in (_BLANK, _HEADING):
+            if start is not None:
+                blocks.append((start, i - 1))
+            start = None
+            if kind == _HEADING:
+                blocks.append((i, i))
+        elif start is None:
+            start = i
+    if start is not None:
+        blocks.append((start, len(lines) - 1))
+
+    units: list[_Unit] = []
+    for first, last in blocks:
+        if budget.tokens(first, last) <= chunk_tokens:
+            spans = [(first, last)]
+        else:
+            spans = [(i, i) for i in range(first, last + 1)]
+        for a, b in spans:
+            content = _CONTENT in kinds[a : b + 1]
+            heading = kinds[a] == _HEADING
+            if a == b and budget.tokens(a, a) > chunk_tokens:
+                pieces = _windows(lines[a], chunk_tokens)
+                units.extend(_Unit(a, a, heading, content, piece) for piece in pieces)
+            else:
+                units.append(_Unit(a, b, heading, content))
+    return units
+
+
+def _make_chunk(text: str, start: int, end: int, heading: str) -> Chunk:
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return Chunk(text=text, start_line=start + 1, end_line=end + 1, heading=heading, hash=digest)
+
+
+def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 80) -> list[Chunk]:
+    """Split Markdown ``text`` into chunks of at most ``chunk_tokens`` estimated tokens.
+
+    Line numbers are 1-based and inclusive, counted on ``"\\n"`` like
+    :meth:`MarkdownStore.read_lines`; ``Chunk.text`` is exactly those lines
+    joined by ``"\\n"``, except for the pieces of a line too long for one chunk
+    (each piece is its own chunk on that line). Chunks holding nothing but
+    headings, blank lines or template scaffolding (``-``, ``- [ ]``, ``TODO``,
+    ``<!-- ... -->``, ``---``) are dropped. Never raises; always terminates.
+
+    Example:
+        .. code-block:: python
+
+            chunks = chunk_markdown("one\\n\\ntwo\\n\\nthree", chunk_tokens=3, overlap_tokens=1)
+            assert [c.text for c in chunks] == ["one\\n\\ntwo", "two\\n\\nthree"]
+    """
+    chunk_tokens = max(1, int(chunk_tokens))
+    overlap_tokens = max(0, int(overlap_tokens))
+    lines = _split_lines(text)
+    kinds, paths = _classify(lines)
+    budget = _Budget(lines)
+    units = _units(lines, kinds, budget, chunk_tokens)
+
+    chunks: list[Chunk] = []
+    i = 0
+    while i < len(units):
+        unit = units[i]
+        if unit.piece is not None:
+            if unit.content and unit.piece.strip():
+                chunks.append(_make_chunk(unit.piece, unit.start, unit.end, paths[unit.start]))
+            i += 1
+            continue
+        j, has_content = i + 1, unit.content
+        # A heading opens a new chunk unless everything so far is headings/scaffolding.
+        while (
+            j < len(units)
+            and units[j].piece is None
+            and not (units[j].heading_start and has_content)
+            and budget.tokens(unit.start, units[j].end) <= chunk_tokens
+        ):
+            has_content = has_content or units[j].content
+            j += 1
+        if has_content:
+            end = units[j - 1].end
+            body = "\n".join(lines[unit.start : end + 1])
+            chunks.append(_make_chunk(body, unit.start, end, paths[unit.start]))
+        if j >= len(units) or units[j].piece is not None or (units[j].heading_start and has_content):
+            i = j
+            continue
+        # The budget ended this chunk: carry trailing units (never unit i, so we always advance).
+        k = j
+        while k - 1 > i and budget.tokens(units[k - 1].start, units[j - 1].end) <= overlap_tokens:
+            k -= 1
+        while k < j and budget.tokens(units[k].start, units[j].end) > chunk_tokens:
+            k += 1
+        i = k
+    return chunks

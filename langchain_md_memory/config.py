@@ -1,0 +1,114 @@
+"""Configuration of a memory: retrieval defaults, chunking, decay, MMR.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory import MemoryConfig
+
+        cfg = MemoryConfig(max_results=3, temporal_decay={"half_life_days": 7})
+        assert cfg.temporal_decay.enabled  # untouched keys keep their default
+        assert cfg.mmr.lambda_ == 0.7
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["MMRConfig", "MemoryConfig", "SourceWeights", "TemporalDecayConfig"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class TemporalDecayConfig(_Frozen):
+    """Stage 3: ``multiplier = exp(-ln2 / half_life_days * age_days)``."""
+
+    enabled: bool = True
+    half_life_days: float = Field(30.0, gt=0)
+
+
+class MMRConfig(_Frozen):
+    """Stage 4: maximal marginal relevance over the top ``pool_multiplier × k``."""
+
+    enabled: bool = True
+    lambda_: float = Field(0.7, alias="lambda", ge=0.0, le=1.0)
+    pool_multiplier: int = Field(2, ge=1)
+    similarity: str = Field("auto", pattern="^(auto|jaccard|cosine)$")
+
+
+class SourceWeights(_Frozen):
+    """Per-kind relevance multipliers (applied before decay); 1.0 is neutral."""
+
+    evergreen: float = Field(1.0, ge=0.0)
+    daily: float = Field(1.0, ge=0.0)
+    session: float = Field(1.0, ge=0.0)
+
+
+class MemoryConfig(_Frozen):
+    """All tunables of a :class:`~langchain_md_memory.MarkdownMemory`.
+
+    Nested ``temporal_decay`` / ``mmr`` / ``source_weights`` dicts override only
+    the keys they name; :meth:`merged` does the same on top of an existing config.
+
+    Example:
+        .. code-block:: python
+
+            cfg = MemoryConfig(mmr={"enabled": False})
+            tighter = cfg.merged(min_score=0.3, mmr={"lambda": 0.5})
+            assert tighter.mmr.enabled is False and tighter.mmr.lambda_ == 0.5
+    """
+
+    max_results: int = Field(6, ge=1)
+    min_score: float = Field(0.1, ge=0.0)
+    vector_weight: float = Field(0.7, ge=0.0)
+    text_weight: float = Field(0.3, ge=0.0)
+    candidate_multiplier: int = Field(4, ge=1)
+    chunk_tokens: int = Field(400, ge=16)
+    chunk_overlap_tokens: int = Field(80, ge=0)
+    max_session_context_tokens: int = Field(2000, ge=0)
+    watch_debounce_ms: int = Field(1500, ge=0)
+    temporal_decay: TemporalDecayConfig = TemporalDecayConfig()
+    mmr: MMRConfig = MMRConfig()
+    source_weights: SourceWeights = SourceWeights()
+    # 0 keeps ranking neutral; > 0 boosts chunks by log1p(times returned).
+    access_weight: float = Field(0.0, ge=0.0)
+    embedding_batch_size: int = Field(32, ge=1)
+    embedding_timeout_s: float = Field(15.0, gt=0)
+    embedding_retries: int = Field(2, ge=0)
+    # Upper bound on files stat()-ed before a search to catch outside edits.
+    stat_check_max_files: int = Field(5000, ge=0)
+
+    @model_validator(mode="after")
+    def _check_overlap(self) -> MemoryConfig:
+        if self.chunk_overlap_tokens >= self.chunk_tokens:
+            raise ValueError(
+                f"chunk_overlap_tokens ({self.chunk_overlap_tokens}) must be smaller "
+                f"than chunk_tokens ({self.chunk_tokens})"
+            )
+        if self.vector_weight + self.text_weight <= 0:
+            raise ValueError("vector_weight + text_weight must be positive")
+        return self
+
+    def merged(self, **overrides: Any) -> MemoryConfig:
+        """Return a copy with ``overrides`` deep-merged (nested dicts key by key)."""
+        base = self.model_dump(by_alias=True)
+        return MemoryConfig.model_validate(_deep_merge(base, overrides))
+
+
+def _deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, BaseModel):
+            value = value.model_dump(by_alias=True)
+        if key == "lambda_":
+            key = "lambda"
+        current = out.get(key)
+        if isinstance(current, dict) and isinstance(value, dict):
+            value = {("lambda" if k == "lambda_" else k): v for k, v in value.items()}
+            out[key] = _deep_merge(current, value)
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,709 @@
+"""The SQLite index beside the Markdown: chunks, FTS5 terms, vectors, cache, meta.
+
+Everything here is derived from the Markdown files and can be thrown away:
+a missing, corrupt, foreign or outdated index file is rebuilt, never an error.
+
+Example:
+    .. code-block:: python
+
+        idx = MemoryIndex.open("memory/index.sqlite")
+        hits = idx.keyword_search("仓位", limit=10)   # [(ChunkRecord, score)]
+        idx.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import sqlite3
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from .errors import MemoryIndexError
+from .text import fts_query, query_terms
+from .types import ChunkRecord, FileKind
+
+__all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "1"
+
+_BM25_K1 = 1.2
+_BM25_B = 0.75
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    text TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    embed_hash TEXT NOT NULL,
+    file_kind TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    n_terms INTEGER NOT NULL DEFAULT 0,
+    embedding BLOB,
+    access_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(terms, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    hash TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (hash, fingerprint)
+);
+"""
+
+_CHUNK_COLUMNS = (
+    "c.rowid, c.id, c.path, c.start_line, c.end_line, c.heading, c.text, c.hash, c.file_kind, c.updated_at"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the index last saw of one Markdown file."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A chunk to be written: its record, the text to embed, and its vector if known."""
+
+    record: ChunkRecord
+    embed_hash: str
+    terms: str
+    vector: np.ndarray | None = None
+
+
+def _to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _from_blob(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def _record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
+    return ChunkRecord(
+        id=row[1],
+        path=row[2],
+        start_line=row[3],
+        end_line=row[4],
+        heading=row[5],
+        text=row[6],
+        hash=row[7],
+        file_kind=cast(FileKind, row[8]),
+        updated_at=row[9],
+    )
+
+
+class MemoryIndex:
+    """One SQLite index file (WAL, busy timeout), safe to share across threads.
+
+    Tools run on worker threads and retrievers in executors, so the connection
+    is opened with ``check_same_thread=False`` and every use holds one lock.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+        self._conn = conn
+        self.path = path
+        self._lock = threading.RLock()
+        self._vectors: _VectorMatrix | None = None
+        self._stats: tuple[int, int, float] | None = None
+
+    # -- opening -----------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = 10_000) -> MemoryIndex:
+        """Open (or create) the index at ``path``; rebuild it when unusable.
+
+        A file that is not a SQLite database, is corrupt, or carries another
+        schema version is moved out of the way and a fresh index is created:
+        the Markdown is the source of truth, so nothing is lost.
+        """
+        target = os.fspath(path)
+        try:
+            return cls._open_checked(target, busy_timeout_ms)
+        except (sqlite3.DatabaseError, _SchemaMismatch) as exc:
+            if target == ":memory:":
+                raise MemoryIndexError(f"cannot create an in-memory index: {exc}") from exc
+            logger.warning("index %s is unusable (%s); rebuilding it from the Markdown", target, exc)
+            _remove_index_files(target)
+            try:
+                return cls._open_checked(target, busy_timeout_ms)
+            except sqlite3.DatabaseError as again:
+                raise MemoryIndexError(f"cannot create index {target}: {again}") from again
+
+    @classmethod
+    def _open_checked(cls, target: str, busy_timeout_ms: int) -> MemoryIndex:
+        conn = sqlite3.connect(
+            target, timeout=busy_timeout_ms / 1000, check_same_thread=False, isolation_level=None
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            version = _schema_version(conn)
+            if version is not None and version != SCHEMA_VERSION:
+                raise _SchemaMismatch(f"schema version {version}, expected {SCHEMA_VERSION}")
+            if target != ":memory:":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            with _transaction(conn):
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+                )
+            # A foreign database with our table names but other columns fails here.
+            conn.execute(
+                f"SELECT {_CHUNK_COLUMNS}, c.embedding, c.embed_hash FROM chunks c LIMIT 1"
+            ).fetchall()
+            conn.execute("SELECT path, mtime_ns, size, hash, kind, indexed_at FROM files LIMIT 1").fetchall()
+            conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, target)
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._conn.close()
+
+    def finish_for_swap(self) -> None:
+        """Fold the WAL into the main file and close, so the file can be renamed."""
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.execute("PRAGMA journal_mode = DELETE")
+            self.close()
+
+    def adopt_cache(self, other_path: str) -> int:
+        """Copy another index file's embedding cache into this one; returns rows copied."""
+        if not os.path.exists(other_path):
+            return 0
+        with self._lock:
+            try:
+                self._conn.execute("ATTACH DATABASE ? AS old", (other_path,))
+                try:
+                    cur = self._conn.execute(
+                        "INSERT OR IGNORE INTO embedding_cache SELECT hash, fingerprint, dim, vector "
+                        "FROM old.embedding_cache"
+                    )
+                    return max(cur.rowcount, 0)
+                finally:
+                    self._conn.execute("DETACH DATABASE old")
+            except sqlite3.Error as exc:
+                logger.warning("could not copy the embedding cache from %s: %s", other_path, exc)
+                return 0
+
+    # -- meta ----------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A value from the ``meta`` table, or ``None``."""
+        row = self._query("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a value in the ``meta`` table."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # -- files and chunks ----------------------------------------------------------
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every file the index knows, by relative path."""
+        rows = self._query("SELECT path, mtime_ns, size, hash FROM files").fetchall()
+        return {r[0]: FileState(r[0], r[1], r[2], r[3]) for r in rows}
+
+    def touch_file(self, state: FileState) -> None:
+        """Record a new mtime/size for a file whose content hash did not change."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+                (state.mtime_ns, state.size, state.path),
+            )
+
+    def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow]) -> tuple[int, int]:
+        """Replace every chunk of one file in one transaction; returns (removed, added).
+
+        An edited file's old text never stays searchable: its old chunks and
+        their FTS rows go in the same transaction that adds the new ones.
+        """
+        with self._write() as conn:
+            removed = self._delete_chunks(conn, state.path)
+            added_ids: list[int] = []
+            added_vectors: list[np.ndarray] = []
+            for row in rows:
+                rec = row.record
+                cur = conn.execute(
+                    "INSERT INTO chunks(id, path, start_line, end_line, heading, text, hash, embed_hash, "
+                    "file_kind, updated_at, n_terms, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        rec.id,
+                        rec.path,
+                        rec.start_line,
+                        rec.end_line,
+                        rec.heading,
+                        rec.text,
+                        rec.hash,
+                        row.embed_hash,
+                        rec.file_kind,
+                        rec.updated_at,
+                        len(row.terms.split()),
+                        None if row.vector is None else _to_blob(row.vector),
+                    ),
+                )
+                rowid = cast(int, cur.lastrowid)
+                conn.execute("INSERT INTO chunks_fts(rowid, terms) VALUES (?, ?)", (rowid, row.terms))
+                if row.vector is not None:
+                    added_ids.append(rowid)
+                    added_vectors.append(row.vector)
+            conn.execute(
+                "INSERT INTO files(path, mtime_ns, size, hash, kind, indexed_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, size = excluded.size, "
+                "hash = excluded.hash, kind = excluded.kind, indexed_at = excluded.indexed_at",
+                (state.path, state.mtime_ns, state.size, state.hash, kind, time.time()),
+            )
+            self._bump_generation(conn)
+        if self._vectors is not None:
+            self._vectors.remove(removed)
+            self._vectors.add(added_ids, added_vectors)
+            self._vectors.generation = self._generation()
+        return len(removed), len(rows)
+
+    def remove_file(self, path: str) -> int:
+        """Forget a file and all its chunks; returns the number of chunks removed."""
+        with self._write() as conn:
+            removed = self._delete_chunks(conn, path)
+            conn.execute("DELETE FROM files WHERE path = ?", (path,))
+            self._bump_generation(conn)
+        if self._vectors is not None:
+            self._vectors.remove(removed)
+            self._vectors.generation = self._generation()
+        return len(removed)
+
+    def _delete_chunks(self, conn: sqlite3.Connection, path: str) -> list[int]:
+        rowids = [r[0] for r in conn.execute("SELECT rowid FROM chunks WHERE path = ?", (path,))]
+        if rowids:
+            conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ((r,) for r in rowids))
+            conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        return rowids
+
+    def count_chunks(self) -> tuple[int, int]:
+        """(chunks, chunks with a vector)."""
+        row = self._query("SELECT count(*), count(embedding) FROM chunks").fetchone()
+        return int(row[0]), int(row[1])
+
+    def chunks_by_ids(self, ids: Iterable[str]) -> list[ChunkRecord]:
+        """Records for chunk ids (unknown ids are skipped)."""
+        wanted = list(ids)
+        out: list[ChunkRecord] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self._query(f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.id IN ({marks})", part)
+            out.extend(_record(r) for r in rows.fetchall())
+        return out
+
+    # -- embeddings ---------------------------------------------------------------
+
+    def chunks_missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
+        """Up to ``limit`` chunks without a vector: (rowid, embed_hash, heading, text)."""
+        rows = self._query(
+            "SELECT rowid, embed_hash, heading, text FROM chunks "
+            "WHERE embedding IS NULL ORDER BY rowid LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray]]) -> None:
+        """Attach vectors to existing chunks by rowid."""
+        if not vectors:
+            return
+        with self._write() as conn:
+            conn.executemany(
+                "UPDATE chunks SET embedding = ? WHERE rowid = ?",
+                ((_to_blob(v), rowid) for rowid, v in vectors),
+            )
+            self._bump_generation(conn)
+        if self._vectors is not None:
+            self._vectors.remove([rowid for rowid, _ in vectors])
+            self._vectors.add([r for r, _ in vectors], [v for _, v in vectors])
+            self._vectors.generation = self._generation()
+
+    def clear_vectors(self) -> None:
+        """Drop every stored vector (the embedding identity changed)."""
+        with self._write() as conn:
+            conn.execute("UPDATE chunks SET embedding = NULL")
+            self._bump_generation(conn)
+        self._vectors = None
+
+    def cached_vectors(self, hashes: Sequence[str], fingerprint: str) -> dict[str, np.ndarray]:
+        """Cached vectors for content hashes under one embedding identity."""
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(hashes), 500):
+            part = list(hashes[start : start + 500])
+            marks = ",".join("?" * len(part))
+            rows = self._query(
+                f"SELECT hash, vector FROM embedding_cache WHERE fingerprint = ? AND hash IN ({marks})",
+                [fingerprint, *part],
+            )
+            out.update((r[0], _from_blob(r[1]).copy()) for r in rows.fetchall())
+        return out
+
+    def cache_vectors(self, items: Sequence[tuple[str, np.ndarray]], fingerprint: str) -> None:
+        """Store vectors in the embedding cache."""
+        if not items:
+            return
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO embedding_cache(hash, fingerprint, dim, vector) VALUES (?, ?, ?, ?)",
+                ((h, fingerprint, int(v.shape[0]), _to_blob(v)) for h, v in items),
+            )
+
+    # -- search -------------------------------------------------------------------
+
+    def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
+        """BM25 keyword recall, scores in (0, 1], best first.
+
+        FTS5 finds the matching chunks; they are scored with BM25 using the
+        Lucene idf ``ln(1 + (N - n + 0.5) / (n + 0.5))``, which stays positive.
+        FTS5's own ``bm25()`` clamps the idf of a term found in more than half
+        of the chunks to ~0, so in a small memory a chunk matching only such a
+        term would score nothing. Scores are divided by the best hit's, so the
+        best match scores 1 and the order follows BM25 relevance.
+        """
+        terms = query_terms(query)
+        if not terms or limit <= 0:
+            return []
+        # FTS5's ranking picks the candidates (bounded), ours orders them.
+        rows = self._query(
+            f"SELECT {_CHUNK_COLUMNS}, chunks_fts.terms FROM chunks_fts "
+            "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ? "
+            "ORDER BY bm25(chunks_fts), c.rowid LIMIT ?",
+            (fts_query(query), max(4 * limit, 64)),
+        ).fetchall()
+        if not rows:
+            return []
+        n_docs, avg_len = self._corpus_stats()
+        marks = ",".join("?" * len(terms))
+        df = dict(
+            self._query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall()
+        )
+        idf = {t: math.log(1.0 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+        scored: list[tuple[float, int, ChunkRecord]] = []
+        for row in rows:
+            doc_terms = row[10].split()
+            counts = Counter(doc_terms)
+            norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * len(doc_terms) / avg_len)
+            score = sum(idf[t] * counts[t] * (_BM25_K1 + 1) / (counts[t] + norm) for t in terms if counts[t])
+            scored.append((score, row[0], _record(row)))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        best = scored[0][0]
+        if best <= 0.0:
+            return [(rec, 1.0) for _, _, rec in scored[:limit]]
+        return [(rec, max(score / best, 1e-6)) for score, _, rec in scored[:limit]]
+
+    def _corpus_stats(self) -> tuple[int, float]:
+        generation = self._generation()
+        if self._stats is None or self._stats[0] != generation:
+            row = self._query("SELECT count(*), avg(n_terms) FROM chunks").fetchone()
+            self._stats = (generation, int(row[0]), float(row[1] or 1.0) or 1.0)
+        return self._stats[1], self._stats[2]
+
+    def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
+        """Cosine recall over the in-memory normalised matrix, scores clipped to [0, 1]."""
+        matrix = self._vector_matrix()
+        top = matrix.top_k(query, limit)
+        if not top:
+            return []
+        by_rowid = self._records_by_rowid([rowid for rowid, _ in top])
+        return [(by_rowid[rowid], score) for rowid, score in top if rowid in by_rowid]
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored unit vectors of chunks by id (chunks without one are absent)."""
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            rows = self._query(
+                f"SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id IN ({marks})", part
+            )
+            out.update((r[0], _from_blob(r[1])) for r in rows.fetchall())
+        return out
+
+    def record_access(self, ids: Sequence[str]) -> None:
+        """Count that these chunks were returned (for the optional access weight)."""
+        if ids:
+            with self._write() as conn:
+                conn.executemany(
+                    "UPDATE chunks SET access_count = access_count + 1 WHERE id = ?", ((i,) for i in ids)
+                )
+
+    def access_counts(self, ids: Sequence[str]) -> dict[str, int]:
+        """How often each chunk was returned."""
+        marks = ",".join("?" * len(ids))
+        rows = self._query(f"SELECT id, access_count FROM chunks WHERE id IN ({marks})", list(ids))
+        return {r[0]: int(r[1]) for r in rows.fetchall()}
+
+    def _records_by_rowid(self, rowids: Sequence[int]) -> dict[int, ChunkRecord]:
+        marks = ",".join("?" * len(rowids))
+        rows = self._query(f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})", list(rowids))
+        return {r[0]: _record(r) for r in rows.fetchall()}
+
+    def _vector_matrix(self) -> _VectorMatrix:
+        generation = self._generation()
+        with self._lock:
+            if self._vectors is None or self._vectors.generation != generation:
+                # Another process changed the index (or first use): reload all vectors,
+                # streamed into one preallocated matrix (never every blob at once, never text).
+                expected = int(self._query("SELECT count(embedding) FROM chunks").fetchone()[0])
+                rows = self._query("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL")
+                matrix = _VectorMatrix.load(rows, expected)
+                matrix.generation = generation
+                self._vectors = matrix
+            return self._vectors
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _generation(self) -> int:
+        value = self.get_meta("generation")
+        return int(value) if value is not None else 0
+
+    @staticmethod
+    def _bump_generation(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('generation', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        with self._lock:
+            try:
+                return cast(sqlite3.Cursor, _retry_locked(lambda: self._conn.execute(sql, params)))
+            except sqlite3.Error as exc:
+                raise MemoryIndexError(f"index query failed on {self.path}: {exc}") from exc
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                _retry_locked(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+            except sqlite3.Error as exc:
+                raise MemoryIndexError(f"cannot write index {self.path}: {exc}") from exc
+            try:
+                yield self._conn
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+                raise
+            else:
+                try:
+                    self._conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                    raise MemoryIndexError(f"cannot write index {self.path}: {exc}") from exc
+
+
+class _VectorMatrix:
+    """Unit vectors of all embedded chunks as one contiguous float32 matrix.
+
+    Live rows are ``_data[:_n]``. Capacity grows geometrically, so adding a
+    file's chunks costs O(rows added), not a copy of the whole matrix; a
+    removed row is filled by the last one, so live rows stay contiguous and a
+    search is one matrix-vector product plus ``argpartition``. Sync mutates the
+    matrix while searches run on other threads, hence its own lock.
+    """
+
+    def __init__(self) -> None:
+        self._data: np.ndarray | None = None
+        self._ids = np.empty(0, dtype=np.int64)
+        self._slot: dict[int, int] = {}
+        self._n = 0
+        self._lock = threading.Lock()
+        self.generation = -1
+
+    def __len__(self) -> int:
+        return self._n
+
+    @classmethod
+    def load(cls, rows: Iterable[tuple[int, bytes]], expected: int) -> _VectorMatrix:
+        """Fill a matrix from ``(rowid, blob)`` rows without holding all blobs at once."""
+        matrix = cls()
+        with matrix._lock:
+            for rowid, blob in rows:
+                vector = _from_blob(blob)
+                if matrix._data is None:
+                    matrix._data = np.empty((max(expected, 1), vector.shape[0]), dtype=np.float32)
+                    matrix._ids = np.empty(max(expected, 1), dtype=np.int64)
+                elif vector.shape[0] != matrix._data.shape[1]:
+                    raise MemoryIndexError("stored vectors have mixed dimensions; run a forced sync")
+                matrix._reserve(matrix._n + 1)
+                matrix._data[matrix._n] = vector
+                matrix._ids[matrix._n] = rowid
+                matrix._slot[int(rowid)] = matrix._n
+                matrix._n += 1
+            if matrix._data is not None:
+                live = matrix._data[: matrix._n]
+                norms = np.linalg.norm(live, axis=1, keepdims=True)
+                np.divide(live, np.where(norms == 0, 1.0, norms), out=live)
+        return matrix
+
+    def add(self, rowids: Sequence[int], vectors: Sequence[np.ndarray]) -> None:
+        if not rowids:
+            return
+        if len(set(rowids)) != len(rowids):  # one row per rowid: the last vector given wins
+            latest = dict(zip(rowids, vectors, strict=True))
+            rowids, vectors = list(latest), list(latest.values())
+        block = np.vstack([np.asarray(v, dtype=np.float32) for v in vectors])
+        norms = np.linalg.norm(block, axis=1, keepdims=True)
+        block = block / np.where(norms == 0, 1.0, norms)
+        with self._lock:
+            if self._data is not None and self._data.shape[1] != block.shape[1]:
+                raise MemoryIndexError("stored vectors have mixed dimensions; run a forced sync")
+            self._remove_locked(rowids)
+            if self._data is None:
+                self._data = np.empty((0, block.shape[1]), dtype=np.float32)
+            self._reserve(self._n + len(rowids))
+            start = self._n
+            self._data[start : start + len(rowids)] = block
+            self._ids[start : start + len(rowids)] = np.asarray(rowids, dtype=np.int64)
+            for offset, rowid in enumerate(rowids):
+                self._slot[int(rowid)] = start + offset
+            self._n += len(rowids)
+
+    def remove(self, rowids: Sequence[int]) -> None:
+        if not rowids:
+            return
+        with self._lock:
+            self._remove_locked(rowids)
+            if self._data is not None and self._n < self._data.shape[0] // 4 and self._data.shape[0] > 1024:
+                # Give memory back after a mass deletion (a file of many chunks removed).
+                self._data = self._data[: max(self._n * 2, 1024)].copy()
+                self._ids = self._ids[: self._data.shape[0]].copy()
+
+    def _remove_locked(self, rowids: Sequence[int]) -> None:
+        if self._data is None:
+            return
+        for rowid in rowids:
+            slot = self._slot.pop(int(rowid), None)
+            if slot is None:
+                continue
+            last = self._n - 1
+            if slot != last:
+                self._data[slot] = self._data[last]
+                moved = int(self._ids[last])
+                self._ids[slot] = moved
+                self._slot[moved] = slot
+            self._n = last
+
+    def _reserve(self, rows: int) -> None:
+        assert self._data is not None
+        capacity = self._data.shape[0]
+        if rows <= capacity:
+            return
+        capacity = max(rows, capacity + capacity // 2, 64)
+        data = np.empty((capacity, self._data.shape[1]), dtype=np.float32)
+        data[: self._n] = self._data[: self._n]
+        ids = np.empty(capacity, dtype=np.int64)
+        ids[: self._n] = self._ids[: self._n]
+        self._data, self._ids = data, ids
+
+    def top_k(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        with self._lock:
+            n = self._n
+            if self._data is None or n == 0 or k <= 0:
+                return []
+            q = np.asarray(query, dtype=np.float32).ravel()
+            if q.shape[0] != self._data.shape[1]:
+                raise MemoryIndexError(
+                    f"query vector has {q.shape[0]} dimensions but the index holds {self._data.shape[1]}"
+                )
+            norm = float(np.linalg.norm(q))
+            if norm == 0.0 or not np.isfinite(norm):
+                return []
+            scores = self._data[:n] @ (q / norm)
+            ids = self._ids[:n]
+            k = min(k, n)
+            part = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
+            order = part[np.lexsort((ids[part], -scores[part]))]
+            return [(int(ids[i]), float(np.clip(scores[i], 0.0, 1.0))) for i in order]
+
+
+class _SchemaMismatch(Exception):
+    pass
+
+
+def _schema_version(conn: sqlite3.Connection) -> str | None:
+    has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    if has_meta is None:
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if tables:
+            raise _SchemaMismatch("a database without our meta table")
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return None if row is None else str(row[0])
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _retry_locked(fn: Any, attempts: int = 5) -> Any:
+    """Run ``fn``, retrying when another process holds the write lock past the busy timeout."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def _remove_index_files(target: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(target + suffix).unlink()

@@ -1,0 +1,357 @@
+"""Keeps the SQLite index in step with the Markdown: incremental sync and embedding.
+
+A file is re-read only when its mtime, size or content hash changed; all
+chunks of a changed file are replaced at once; chunks of deleted files go.
+Vectors come from the embedding cache when the embedded text was seen before,
+so an unchanged paragraph never costs an embedding call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from .chunker import CHUNKER_VERSION, chunk_markdown
+from .config import MemoryConfig
+from .embeddings import INDEX_TOKENIZER_VERSION
+from .errors import MemoryStoreError
+from .index import ChunkRow, FileState, MemoryIndex
+from .paths import file_kind
+from .store import MarkdownStore
+from .text import index_terms
+from .types import ChunkRecord
+
+__all__ = ["Embedder", "Indexer", "SyncStats", "embed_text", "index_identity"]
+
+logger = logging.getLogger(__name__)
+
+ProgressFn = Callable[[int, int], None]
+
+# After an embedding failure, sync does not retry the provider for this long.
+_EMBED_BACKOFF_S = 30.0
+
+
+class Embedder(Protocol):
+    """What the indexer needs from an embedding client."""
+
+    def identity(self) -> object: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStats:
+    """What one sync did."""
+
+    files: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    embedded: int = 0
+    cached: int = 0
+    embed_errors: int = 0
+    seconds: float = 0.0
+
+    @property
+    def chunks(self) -> int:
+        """Alias of ``chunks_added`` (chunks written by this sync)."""
+        return self.chunks_added
+
+
+def index_identity(embedder: Embedder) -> str:
+    """What the stored vectors depend on: ``provider:model:dim`` plus chunker and tokenizer versions."""
+    return f"{embedder.identity()}|chunker={CHUNKER_VERSION}|tokenizer={INDEX_TOKENIZER_VERSION}"
+
+
+def embed_text(heading: str, text: str) -> str:
+    """The text sent to the embedding model for a chunk: its heading path, then the text."""
+    return f"{heading}\n\n{text}" if heading else text
+
+
+def _sha256(data: str | bytes) -> str:
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return hashlib.sha256(raw).hexdigest()
+
+
+@dataclass
+class _Counters:
+    files: int = 0
+    changed: int = 0
+    removed: int = 0
+    added: int = 0
+    dropped: int = 0
+    embedded: int = 0
+    cached: int = 0
+    errors: int = 0
+    t0: float = field(default_factory=time.perf_counter)
+
+    def stats(self) -> SyncStats:
+        return SyncStats(
+            self.files,
+            self.changed,
+            self.removed,
+            self.added,
+            self.dropped,
+            self.embedded,
+            self.cached,
+            self.errors,
+            time.perf_counter() - self.t0,
+        )
+
+
+class Indexer:
+    """Incremental sync from a :class:`MarkdownStore` into a :class:`MemoryIndex`.
+
+    One sync runs at a time; a caller arriving while one runs waits for it and
+    then runs its own (cheap when nothing changed).
+    """
+
+    def __init__(
+        self, store: MarkdownStore, index: MemoryIndex, embedder: Embedder | None, config: MemoryConfig
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.embedder = embedder
+        self.config = config
+        self._dirty = True
+        self._sync_lock = threading.Lock()
+        self._embed_retry_at = 0.0
+        self._known: dict[str, tuple[int, int]] | None = None
+        self.last_sync: float | None = None
+        self.last_stats: SyncStats | None = None
+        self.identity_changed_from: str | None = None
+        self.embedding_error: str | None = None
+
+    # -- dirty tracking -------------------------------------------------------------
+
+    def mark_dirty(self) -> None:
+        """Note that the Markdown changed; the next search syncs first."""
+        self._dirty = True
+
+    @property
+    def dirty(self) -> bool:
+        """True when a write went through the facade since the last sync."""
+        return self._dirty
+
+    def needs_sync(self) -> bool:
+        """Dirty, or a cheap stat of the managed files shows an outside edit.
+
+        The dirty flag alone misses edits made by hand or by another process,
+        so the files' (mtime, size) are compared with what the last sync saw,
+        bounded to ``stat_check_max_files`` files.
+        """
+        if self._dirty or self._known is None:
+            return True
+        cap = self.config.stat_check_max_files
+        if cap == 0:
+            return False
+        try:
+            paths = self.store.list_files()
+        except OSError:
+            return True
+        if len(paths) != len(self._known):
+            return True
+        return any(self._known.get(path) != self.store.stat(path) for path in paths[:cap])
+
+    # -- sync -----------------------------------------------------------------------
+
+    def sync(self, force: bool = False, progress: ProgressFn | None = None) -> SyncStats:
+        """Bring the index up to date with the Markdown files; returns what changed.
+
+        ``force`` re-reads and re-chunks every file; unchanged chunk texts
+        still come from the embedding cache, so nothing is re-embedded.
+        """
+        with self._sync_lock:
+            self._dirty = False
+            counters = _Counters()
+            try:
+                self._sync_files(force or self._chunking_changed(), counters, progress)
+                self._embed_missing(counters)
+            except BaseException:
+                self._dirty = True
+                raise
+            stats = counters.stats()
+            self.last_sync = time.time()
+            self.last_stats = stats
+            logger.debug("sync: %s", stats)
+            return stats
+
+    def _chunking_changed(self) -> bool:
+        signature = f"{CHUNKER_VERSION}:{self.config.chunk_tokens}:{self.config.chunk_overlap_tokens}"
+        if self.index.get_meta("chunking") == signature:
+            return False
+        self.index.set_meta("chunking", signature)
+        return True
+
+    def _sync_files(self, force: bool, c: _Counters, progress: ProgressFn | None) -> None:
+        known = self.index.file_states()
+        paths = self.store.list_files()
+        seen: dict[str, tuple[int, int]] = {}
+        c.files = len(paths)
+        fingerprint = self._fingerprint_or_none()
+        for done, path in enumerate(paths, 1):
+            stat = self.store.stat(path)
+            if stat is None:
+                continue
+            seen[path] = stat
+            old = known.get(path)
+            if not force and old is not None and (old.mtime_ns, old.size) == stat:
+                continue
+            try:
+                raw = self.store.resolve(path).read_bytes()
+            except (OSError, MemoryStoreError) as exc:
+                logger.warning("skipping %s: %s", path, exc)
+                seen.pop(path, None)
+                continue
+            digest = _sha256(raw)
+            state = FileState(path, stat[0], stat[1], digest)
+            if not force and old is not None and old.hash == digest:
+                self.index.touch_file(state)
+                continue
+            rows = self._chunk_rows(path, raw.decode("utf-8", errors="replace"), fingerprint, c)
+            removed, added = self.index.replace_file(state, file_kind(path), rows)
+            c.changed += 1
+            c.dropped += removed
+            c.added += added
+            if progress is not None:
+                progress(done, len(paths))
+        for path in known.keys() - seen.keys():
+            c.dropped += self.index.remove_file(path)
+            c.removed += 1
+        self._known = seen
+        if progress is not None:
+            progress(len(paths), len(paths))
+
+    def _chunk_rows(self, path: str, text: str, fingerprint: str | None, c: _Counters) -> list[ChunkRow]:
+        chunks = chunk_markdown(
+            text, chunk_tokens=self.config.chunk_tokens, overlap_tokens=self.config.chunk_overlap_tokens
+        )
+        now = time.time()
+        kind = file_kind(path)
+        taken: set[str] = set()
+        rows: list[ChunkRow] = []
+        for chunk in chunks:
+            chunk_id = f"{path}:{chunk.start_line}-{chunk.end_line}"
+            n = 1
+            while chunk_id in taken:
+                n += 1
+                chunk_id = f"{path}:{chunk.start_line}-{chunk.end_line}#{n}"
+            taken.add(chunk_id)
+            record = ChunkRecord(
+                chunk_id,
+                path,
+                chunk.start_line,
+                chunk.end_line,
+                chunk.heading,
+                chunk.text,
+                chunk.hash,
+                kind,
+                now,
+            )
+            terms = index_terms(f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text)
+            rows.append(ChunkRow(record, _sha256(embed_text(chunk.heading, chunk.text)), terms))
+        if fingerprint is None or not rows:
+            return rows
+        cached = self.index.cached_vectors([r.embed_hash for r in rows], fingerprint)
+        c.cached += sum(1 for r in rows if r.embed_hash in cached)
+        return [ChunkRow(r.record, r.embed_hash, r.terms, cached.get(r.embed_hash)) for r in rows]
+
+    # -- embeddings -----------------------------------------------------------------
+
+    def _fingerprint_or_none(self) -> str | None:
+        """The embedding identity, clearing stored vectors when it changed."""
+        if self.embedder is None or time.monotonic() < self._embed_retry_at:
+            return None
+        try:
+            fingerprint = index_identity(self.embedder)
+        except Exception as exc:  # provider down: keyword-only until it recovers
+            self._embedding_failed(exc)
+            return None
+        stored = self.index.get_meta("embedding_identity")
+        if stored != fingerprint:
+            if stored is not None:
+                logger.info("embedding identity changed from %s to %s; re-embedding", stored, fingerprint)
+                self.identity_changed_from = stored
+            self.index.clear_vectors()
+            self.index.set_meta("embedding_identity", fingerprint)
+        return fingerprint
+
+    def _embed_missing(self, c: _Counters) -> None:
+        fingerprint = self._fingerprint_or_none()
+        if fingerprint is None or self.embedder is None:
+            return
+        batch = self.config.embedding_batch_size * 8
+        attempted: set[int] = set()
+        while True:
+            pending = [
+                p for p in self.index.chunks_missing_vectors(batch + len(attempted)) if p[0] not in attempted
+            ][:batch]
+            if not pending:
+                return
+            attempted.update(p[0] for p in pending)
+            cached = self.index.cached_vectors([p[1] for p in pending], fingerprint)
+            # One call per distinct text: duplicates in a batch share a vector.
+            todo = list({p[1]: p for p in pending if p[1] not in cached}.values())
+            c.cached += sum(1 for p in pending if p[1] in cached)
+            fresh: dict[str, np.ndarray] = {}
+            if todo:
+                try:
+                    vectors = self.embedder.embed_documents([embed_text(p[2], p[3]) for p in todo])
+                except Exception as exc:  # any provider failure leaves chunks keyword-only
+                    c.errors += len(todo)
+                    self._embedding_failed(exc)
+                    self.index.set_vectors([(p[0], cached[p[1]]) for p in pending if p[1] in cached])
+                    return
+                fresh = {p[1]: vectors[i] for i, p in enumerate(todo)}
+                self.index.cache_vectors(list(fresh.items()), fingerprint)
+                c.embedded += len(todo)
+                self.embedding_error = None
+            known = {**cached, **fresh}
+            self.index.set_vectors([(p[0], known[p[1]]) for p in pending])
+
+    def _embedding_failed(self, exc: BaseException) -> None:
+        self.embedding_error = f"{type(exc).__name__}: {exc}"
+        self._embed_retry_at = time.monotonic() + _EMBED_BACKOFF_S
+        logger.warning("embedding failed, keyword-only until it recovers: %s", self.embedding_error)
+
+    # -- rebuild --------------------------------------------------------------------
+
+    def rebuild(
+        self,
+        open_index: Callable[[str], MemoryIndex],
+        progress: ProgressFn | None = None,
+    ) -> tuple[MemoryIndex, SyncStats]:
+        """Build a fresh index file beside the current one and swap it in atomically.
+
+        Readers keep the old index until the new one is complete. Returns the
+        new index (the caller closes the old one) and the stats of the build.
+        """
+        target = self.index.path
+        temp = f"{target}.rebuild-{os.getpid()}"
+        fresh = open_index(temp)
+        # Carry the embedding cache over: a rebuild should not re-pay for vectors.
+        fresh.adopt_cache(target)
+        builder = Indexer(self.store, fresh, self.embedder, self.config)
+        with self._sync_lock:
+            stats = builder.sync(force=True, progress=progress)
+            fresh.finish_for_swap()
+            self.index.finish_for_swap()
+            os.replace(temp, target)
+            for suffix in ("-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(target + suffix)
+            new_index = open_index(target)
+            self.index = new_index
+            self._known = builder._known
+            self._dirty = False
+        return new_index, stats

@@ -1,0 +1,119 @@
+"""Which files a memory manages, what kind each is, and the one path guard.
+
+Every read or write of a memory file goes through :func:`resolve_memory_path`,
+which refuses anything that could leave the memory directory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from pathlib import Path, PurePosixPath
+
+from .errors import MemoryPathError
+from .types import FileKind
+
+__all__ = [
+    "INDEX_FILE",
+    "LONG_TERM_FILE",
+    "SESSIONS_DIR",
+    "daily_date",
+    "daily_file_name",
+    "file_kind",
+    "is_managed_file",
+    "normalize_relpath",
+    "resolve_alias",
+    "resolve_memory_path",
+]
+
+LONG_TERM_FILE = "MEMORY.md"
+SESSIONS_DIR = "sessions"
+INDEX_FILE = "index.sqlite"
+
+_DAILY_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
+# Temp files of atomic writes and editor swap files never count as memory.
+_IGNORED_PREFIXES = (".", "~", "#")
+
+
+def daily_file_name(day: dt.date | None = None) -> str:
+    """``YYYY-MM-DD.md`` for ``day`` (default: today, local time)."""
+    return f"{(day or dt.date.today()).isoformat()}.md"
+
+
+def resolve_alias(file: str, today: dt.date | None = None) -> str:
+    """Map ``long_term`` → ``MEMORY.md`` and ``daily`` → today's file; others pass."""
+    if file == "long_term":
+        return LONG_TERM_FILE
+    if file == "daily":
+        return daily_file_name(today)
+    return file
+
+
+def daily_date(relpath: str) -> dt.date | None:
+    """The date of a daily log from its name (``2026-07-14.md``), else ``None``."""
+    name = PurePosixPath(relpath).name
+    match = _DAILY_RE.match(name)
+    if match is None or PurePosixPath(relpath).parent.name == SESSIONS_DIR:
+        return None
+    try:
+        return dt.date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        return None
+
+
+def file_kind(relpath: str) -> FileKind:
+    """``session`` under ``sessions/``, ``daily`` for dated files, else ``evergreen``."""
+    parts = PurePosixPath(relpath).parts
+    if SESSIONS_DIR in parts[:-1]:
+        return "session"
+    if daily_date(relpath) is not None:
+        return "daily"
+    return "evergreen"
+
+
+def is_managed_file(relpath: str) -> bool:
+    """True for Markdown memory files: ``*.md`` not hidden, not a temp file."""
+    posix = PurePosixPath(relpath)
+    if posix.suffix.lower() != ".md":
+        return False
+    return not any(part.startswith(_IGNORED_PREFIXES) for part in posix.parts)
+
+
+def normalize_relpath(path: str) -> str:
+    """Validate a user-given relative path and return it in POSIX form.
+
+    Raises:
+        MemoryPathError: for empty paths, NUL bytes, backslashes, absolute
+            paths, drive letters or any ``..`` component.
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise MemoryPathError("Path is empty: give a file inside the memory directory, e.g. 'MEMORY.md'")
+    if "\x00" in path:
+        raise MemoryPathError(f"Path contains a NUL byte: {path!r}")
+    if "\\" in path:
+        raise MemoryPathError(f"Path uses a backslash; use '/' separators: {path!r}")
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or path.startswith("~"):
+        raise MemoryPathError(f"Path must be relative to the memory directory, got absolute path {path!r}")
+    parts = [p for p in PurePosixPath(path).parts if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise MemoryPathError(f"Path is outside the memory directory ('..' is not allowed): {path!r}")
+    if not parts:
+        raise MemoryPathError(f"Path names no file: {path!r}")
+    return "/".join(parts)
+
+
+def resolve_memory_path(root: Path, path: str) -> Path:
+    """Return the absolute path of ``path`` inside ``root``, or raise.
+
+    Symlinks are resolved: one that points outside ``root`` is refused.
+
+    Raises:
+        MemoryPathError: when the path is malformed or escapes ``root``.
+    """
+    rel = normalize_relpath(path)
+    base = Path(os.path.realpath(root))
+    target = Path(os.path.realpath(base / rel))
+    if target != base and base not in target.parents:
+        raise MemoryPathError(f"Path is outside the memory directory (via a symlink): {path!r}")
+    return target

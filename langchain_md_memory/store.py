@@ -1,0 +1,416 @@
+"""The Markdown files of a memory: guarded, atomic, lock-serialised reads and writes.
+
+Every path goes through :func:`paths.resolve_memory_path`; every change is a
+read-modify-write under one cross-process file lock, written to a hidden temp
+file and swapped in with ``os.replace``, so a crash or a full disk never leaves
+half a file, and concurrent writers never lose each other's lines.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.store import MarkdownStore
+
+        store = MarkdownStore(tmp_path)
+        store.append("long_term", "- Prefers index funds")
+        assert store.edit("long_term", "index funds", "ETFs")
+        assert store.read("MEMORY.md") == "- Prefers ETFs\\n"
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import os
+import re
+import stat as stat_module
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from .errors import MemoryPathError, MemoryStoreError
+from .paths import (
+    LONG_TERM_FILE,
+    daily_file_name,
+    is_managed_file,
+    normalize_relpath,
+    resolve_alias,
+    resolve_memory_path,
+)
+from .text import estimate_tokens
+
+__all__ = ["LOCK_FILE", "MarkdownStore"]
+
+logger = logging.getLogger(__name__)
+
+LOCK_FILE = ".md-memory.lock"
+"""Hidden file in the memory directory that serialises every read-modify-write."""
+
+_LOCK_TIMEOUT_S = 60.0
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_BLANK_RUN_RE = re.compile(r"\n{3,}")
+
+
+def _umask() -> int:
+    # Reading /proc avoids os.umask(), which changes process state and races other threads.
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def _clean(text: str) -> str:
+    """Caller text as LF-only, with lone surrogates (unwritable as UTF-8) replaced."""
+    return _SURROGATE_RE.sub("\ufffd", text.replace("\r\n", "\n"))
+
+
+class MarkdownStore:
+    """Reads and writes the Markdown files under one memory directory.
+
+    Paths are relative (``"MEMORY.md"``, ``"sessions/x.md"``) or the aliases
+    ``long_term`` and ``daily``; anything that could leave the directory raises
+    :class:`MemoryPathError`. Line numbers are 1-based; only ``"\\n"`` ends a
+    line and ``"\\r\\n"`` reads as ``"\\n"`` (CRLF files stay CRLF when changed).
+
+    Example:
+        .. code-block:: python
+
+            store = MarkdownStore("./memory")
+            store.write("goals.md", "# Goals\\n\\nRetire at 55.\\n")
+            assert store.read_lines("goals.md", 3, 3) == "Retire at 55.\\n"
+            assert store.list_files() == ["goals.md"]
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, recursive: bool = True) -> None:
+        """Open (creating, with parents) the memory directory ``root``.
+
+        ``recursive=False`` lists only root-level files (the global memory,
+        whose subfolders are other memories).
+        """
+        path = Path(root).expanduser()
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MemoryStoreError(f"Cannot create the memory directory {str(path)!r}: {exc}") from exc
+        if not path.is_dir():
+            raise MemoryStoreError(f"The memory directory {str(path)!r} is not a directory")
+        self.root: Path = path.resolve()
+        self.recursive = recursive
+        self._lock = FileLock(str(self.root / LOCK_FILE), timeout=_LOCK_TIMEOUT_S)
+
+    # -- paths ----------------------------------------------------------------------
+
+    def resolve(self, path: str) -> Path:
+        """Absolute path of ``path`` (aliases allowed) inside the root; the one guard."""
+        return resolve_memory_path(self.root, resolve_alias(path))
+
+    def relpath(self, path: str) -> str:
+        """``path`` with aliases resolved, as a normalised POSIX relative path."""
+        return normalize_relpath(resolve_alias(path))
+
+    def exists(self, path: str) -> bool:
+        """True when ``path`` names an existing file; a refused path raises :class:`MemoryPathError`."""
+        return self.resolve(path).is_file()
+
+    def stat(self, path: str) -> tuple[int, int] | None:
+        """``(mtime_ns, size)`` of the file, or ``None`` when it does not exist."""
+        try:
+            st = os.stat(self.resolve(path))
+        except OSError:
+            return None
+        if not stat_module.S_ISREG(st.st_mode):
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    # -- reading --------------------------------------------------------------------
+
+    def read(self, path: str) -> str:
+        """The file's text, invalid UTF-8 shown as U+FFFD and CRLF read as LF.
+
+        Raises:
+            MemoryPathError: when the path is refused or the file does not exist.
+        """
+        return self._load(path, errors="replace")[0]
+
+    def read_lines(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        """Lines ``start_line..end_line`` (1-based, inclusive) with their newlines.
+
+        ``None`` means the first / last line; an ``end_line`` past the end of the
+        file is clamped, a ``start_line`` past it gives ``""``.
+
+        Raises:
+            MemoryPathError: for a refused or missing file, ``start_line < 1``
+                or ``end_line < start_line`` (it is also a ``ValueError``).
+        """
+        text = self.read(path)
+        start = 1 if start_line is None else start_line
+        if start < 1:
+            raise MemoryPathError(f"start_line must be 1 or more (lines are 1-based), got {start_line}")
+        if end_line is not None and end_line < start:
+            raise MemoryPathError(f"end_line ({end_line}) is before start_line ({start}) in {path!r}")
+        lines = _split_lf(text)
+        end = len(lines) if end_line is None else min(end_line, len(lines))
+        return "".join(lines[start - 1 : end])
+
+    def list_files(self) -> list[str]:
+        """Managed Markdown files as sorted relative POSIX paths, subfolders included.
+
+        Hidden entries, the index, temp files, non-Markdown files and symlinks
+        leading outside the root are skipped; unreadable entries never raise.
+        """
+        found: list[str] = []
+        try:
+            for rel in self._walk():
+                try:
+                    self.resolve(rel)
+                except (MemoryPathError, OSError):
+                    logger.debug("skipping %s: outside the memory directory or malformed", rel)
+                    continue
+                found.append(rel)
+        except OSError as exc:  # pragma: no cover - os.walk swallows errors itself
+            logger.warning("listing %s failed: %s", self.root, exc)
+        return sorted(found)
+
+    def load_session_context(self, max_tokens: int, today: dt.date | None = None) -> str:
+        """MEMORY.md, today's and yesterday's logs as ``## <file>`` sections, within a budget.
+
+        A section that would take the whole text over ``max_tokens`` (by
+        :func:`text.estimate_tokens`) is skipped and later ones are still tried.
+        Returns ``""`` when nothing exists or fits.
+        """
+        day = today or dt.date.today()
+        candidates = [LONG_TERM_FILE, daily_file_name(day), daily_file_name(day - dt.timedelta(days=1))]
+        sections: list[str] = []
+        for name in dict.fromkeys(candidates):
+            try:
+                content = self.read(name).strip() if self.exists(name) else ""
+            except MemoryStoreError as exc:
+                logger.warning("session context: skipping %s: %s", name, exc)
+                continue
+            if not content:
+                continue
+            section = f"## {name}\n\n{content}"
+            if estimate_tokens("\n\n".join([*sections, section])) > max_tokens:
+                logger.debug("session context: %s does not fit in %d tokens", name, max_tokens)
+                continue
+            sections.append(section)
+        return "\n\n".join(sections)
+
+    # -- writing --------------------------------------------------------------------
+
+    def write(self, path: str, content: str) -> None:
+        """Replace the file's whole content atomically (creating it and its folders)."""
+        with self._locked():
+            target = self._writable(path)
+            crlf = target.is_file() and self._load(path, errors="surrogateescape")[1]
+            self._save(target, _clean(content), crlf)
+
+    def append(self, path: str, content: str) -> None:
+        """Append ``content`` as a new line (or lines) at the end of the file.
+
+        A ``"\\n"`` is added before it only when the file does not already end
+        with one, and after it when ``content`` lacks one. Empty content is a no-op.
+        """
+        if not content:
+            return
+        addition = _clean(content)
+        if not addition.endswith("\n"):
+            addition += "\n"
+        with self._locked():
+            target = self._writable(path)
+            old, crlf = self._load(path, errors="surrogateescape") if target.is_file() else ("", False)
+            if old and not old.endswith("\n"):
+                old += "\n"
+            self._save(target, old + addition, crlf)
+
+    def edit(self, path: str, old_text: str, new_text: str) -> bool:
+        """Replace the first exact occurrence of ``old_text``; False when absent or no file.
+
+        Raises:
+            ValueError: when ``old_text`` is empty.
+        """
+        if not old_text:
+            raise ValueError("old_text is empty: give the exact text to replace")
+        needle = _clean(old_text)
+        with self._locked():
+            target = self._writable(path)
+            if not target.is_file():
+                return False
+            text, crlf = self._load(path, errors="surrogateescape")
+            at = text.find(needle)
+            if at < 0:
+                return False
+            self._save(target, text[:at] + _clean(new_text) + text[at + len(needle) :], crlf)
+            return True
+
+    def update(self, path: str, fn: Callable[[str | None], str | None]) -> bool:
+        """Read-modify-write one file under the lock; True when it was written.
+
+        ``fn`` gets the current text (``None`` when the file does not exist) and
+        returns the new text, or ``None`` to leave the file as it is. The lock is
+        held from the read to the write, so concurrent updaters never lose each
+        other's changes. Invalid UTF-8 in the old text reaches ``fn`` as U+FFFD.
+
+        Example:
+            .. code-block:: python
+
+                store.update("counter.md", lambda old: str(int(old or "0") + 1))
+        """
+        with self._locked():
+            target = self._writable(path)
+            old, crlf = self._load(path, errors="replace") if target.is_file() else (None, False)
+            new = fn(old)
+            if new is None or new == old:
+                return False
+            self._save(target, _clean(new), crlf)
+            return True
+
+    def delete(self, path: str, text: str) -> bool:
+        """Remove the first exact occurrence of ``text``; False when absent or no file.
+
+        When ``text`` is whole lines, its line goes with it; a run of three or
+        more newlines left at the cut becomes one blank line.
+
+        Raises:
+            ValueError: when ``text`` is empty.
+        """
+        if not text:
+            raise ValueError("text is empty: give the exact text to delete")
+        needle = _clean(text)
+        with self._locked():
+            target = self._writable(path)
+            if not target.is_file():
+                return False
+            content, crlf = self._load(path, errors="surrogateescape")
+            at = content.find(needle)
+            if at < 0:
+                return False
+            self._save(target, _cut(content, at, at + len(needle)), crlf)
+            return True
+
+    # -- internals ------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            with self._lock:
+                yield
+        except Timeout as exc:
+            raise MemoryStoreError(
+                f"Timed out after {_LOCK_TIMEOUT_S:.0f}s waiting for the memory lock {exc.lock_file!r}; "
+                "another process is writing, or remove a stale lock file"
+            ) from exc
+
+    def _writable(self, path: str) -> Path:
+        target = self.resolve(path)
+        if target.is_dir():
+            raise MemoryPathError(f"{self.relpath(path)!r} is a directory, not a memory file")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MemoryStoreError(f"Cannot create the folder for {self.relpath(path)!r}: {exc}") from exc
+        # Re-check: a folder created above could not redirect us, but one swapped in meanwhile could.
+        return self.resolve(path)
+
+    def _load(self, path: str, *, errors: str) -> tuple[str, bool]:
+        """The file's text with CRLF as LF, and whether it used CRLF throughout."""
+        target = self.resolve(path)
+        try:
+            raw = target.read_bytes()
+        except FileNotFoundError as exc:
+            raise MemoryPathError(f"Memory file {self.relpath(path)!r} does not exist") from exc
+        except IsADirectoryError as exc:
+            raise MemoryPathError(f"{self.relpath(path)!r} is a directory, not a memory file") from exc
+        except OSError as exc:
+            raise MemoryStoreError(f"Cannot read {self.relpath(path)!r}: {exc}") from exc
+        text = raw.decode("utf-8", errors=errors)
+        crlf_count = text.count("\r\n")
+        crlf = crlf_count > 0 and crlf_count == text.count("\n")
+        return text.replace("\r\n", "\n"), crlf
+
+    def _save(self, target: Path, text: str, crlf: bool) -> None:
+        """Atomically replace ``target`` with ``text``, keeping its permission bits."""
+        data = (text.replace("\n", "\r\n") if crlf else text).encode("utf-8", errors="surrogateescape")
+        try:
+            mode = stat_module.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        except OSError as exc:
+            raise MemoryStoreError(f"Cannot write {target.name!r}: {exc}") from exc
+        tmp_name: str | None = None
+        try:
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp_name, mode)
+            os.replace(tmp_name, target)
+            tmp_name = None
+            _fsync_dir(target.parent)
+        except OSError as exc:
+            raise MemoryStoreError(
+                f"Could not write memory file {target.name!r} ({exc.strerror or exc}); "
+                "the previous content is unchanged"
+            ) from exc
+        finally:
+            if tmp_name is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp_name)
+
+    def _walk(self) -> Iterator[str]:
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=lambda exc: None):
+            # Pruning in place keeps os.walk out of hidden folders (.git, .obsidian, ...).
+            dirnames[:] = [d for d in dirnames if self.recursive and not d.startswith((".", "~", "#"))]
+            base = Path(dirpath).relative_to(self.root)
+            for name in filenames:
+                rel = (base / name).as_posix()
+                if is_managed_file(rel) and os.path.isfile(os.path.join(dirpath, name)):
+                    yield rel
+
+
+def _split_lf(text: str) -> list[str]:
+    """Lines ending at ``"\\n"`` only, as the chunker counts them (``str.splitlines`` breaks on more)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _cut(text: str, start: int, end: int) -> str:
+    """``text`` without ``text[start:end]``, tidying the newlines around the cut."""
+    before, after = text[:start], text[end:]
+    whole_lines = (not before or before.endswith("\n")) and (not after or after.startswith("\n"))
+    if whole_lines and after:
+        after = after[1:]
+    if not before:
+        return after.lstrip("\n")
+    if not after:
+        if not before.endswith("\n"):
+            return before
+        kept = before.rstrip("\n")
+        return kept + "\n" if kept else ""
+    seam = before.rstrip("\n"), after.lstrip("\n")
+    newlines = (len(before) - len(seam[0])) + (len(after) - len(seam[1]))
+    return seam[0] + "\n" * min(newlines, 2) + seam[1]
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Makes the rename itself durable; some platforms cannot open directories.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

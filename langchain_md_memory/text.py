@@ -1,0 +1,88 @@
+"""Tokenisation shared by the keyword index, FTS queries, MMR and budgets.
+
+SQLite's ``unicode61`` tokenizer keeps a run of Chinese characters as one
+token, so ``仓位`` would never match inside ``单只个股不超过总仓位``. We emit the
+terms ourselves: ASCII (and other alphabetic) words whole and lower-cased, CJK
+runs as overlapping bigrams plus single characters, and tokenise queries the
+same way. ``trigram`` was measured and rejected: it cannot match two-character
+Chinese words on SQLite 3.40.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.text import index_terms, fts_query
+
+        assert "仓位" in index_terms("单只个股不超过总仓位 5%").split()
+        assert fts_query('dark-mode "AND" NEAR(') == '"dark" OR "mode" OR "and" OR "near"'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+__all__ = ["estimate_tokens", "fts_query", "index_terms", "query_terms", "token_set"]
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
+_CJK_CHAR_RE = re.compile(rf"[{_CJK}]")
+
+
+def _tokens(text: str, *, unigrams: bool) -> Iterator[str]:
+    for match in _TOKEN_RE.finditer(text):
+        word = match.group("word")
+        if word is not None:
+            yield _fold(word)
+            continue
+        run = match.group("cjk")
+        if len(run) == 1 or unigrams:
+            yield from run
+        for i in range(len(run) - 1):
+            yield run[i : i + 2]
+
+
+def _fold(word: str) -> str:
+    """Lower-case and strip diacritics, so ``Café`` and ``cafe`` are one term."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)) or word.lower()
+
+
+def index_terms(text: str) -> str:
+    """The space-separated terms stored in the FTS column for ``text``.
+
+    CJK runs yield bigrams and every single character, so a one-character
+    query still finds its character.
+    """
+    return " ".join(_tokens(text, unigrams=True))
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct query terms in order: words, and bigrams of CJK runs.
+
+    A one-character CJK run yields that character.
+    """
+    return list(dict.fromkeys(_tokens(query, unigrams=False)))
+
+
+def fts_query(query: str) -> str:
+    """A safe FTS5 ``MATCH`` expression for arbitrary user text, or ``""``.
+
+    Every term is double-quoted and the terms are OR-ed, so FTS5 syntax in the
+    input (``AND``, ``NEAR(``, ``*``, ``:``, quotes) is only ever text; BM25
+    ranks chunks matching more terms higher.
+    """
+    return " OR ".join(f'"{term}"' for term in query_terms(query))
+
+
+def token_set(text: str) -> frozenset[str]:
+    """Terms of ``text`` as a set, for Jaccard similarity (CJK-aware)."""
+    return frozenset(_tokens(text, unigrams=False))
+
+
+def estimate_tokens(text: str) -> int:
+    """Approximate model tokens: ~1 per CJK character, ~3.5 characters otherwise."""
+    cjk = len(_CJK_CHAR_RE.findall(text))
+    return cjk + round((len(text) - cjk) / 3.5)

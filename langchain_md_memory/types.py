@@ -1,0 +1,83 @@
+"""Plain data passed between layers: chunks, indexed chunk rows, search hits."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+__all__ = ["Chunk", "ChunkRecord", "FileKind", "MemorySearchResult", "Source"]
+
+FileKind = Literal["evergreen", "daily", "session"]
+Source = Literal["vector", "keyword", "both"]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of one Markdown file, as the chunker cut it.
+
+    ``start_line`` / ``end_line`` are 1-based and inclusive; ``heading`` is the
+    heading path in effect at the chunk (``"# A > ## B"``, ``""`` for none).
+    """
+
+    text: str
+    start_line: int
+    end_line: int
+    heading: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRecord:
+    """A chunk as stored in the index, with its identity and provenance.
+
+    ``updated_at`` is the Unix time the chunk was (re)indexed.
+    """
+
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    hash: str
+    file_kind: FileKind
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySearchResult:
+    """One search hit, with every number that made its score.
+
+    ``score`` is final. ``vector_score`` / ``keyword_score`` are the raw recall
+    scores in [0, 1] (``None`` when that path did not return the chunk);
+    ``merged_score`` is their weighted sum; ``weight`` the source/access
+    multiplier; ``decay`` the temporal-decay multiplier (1.0 for evergreen);
+    ``relevance_rank`` the 1-based rank before MMR reordered the hits.
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+    vector_score: float | None
+    keyword_score: float | None
+    source: Source
+    file_kind: FileKind
+    decay: float = 1.0
+    merged_score: float = 0.0
+    weight: float = 1.0
+    relevance_rank: int = 0
+    chunk_id: str = ""
+    heading: str = ""
+    updated_at: float = 0.0
+    scope: str = "project"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The hit as a plain dict (JSON-ready)."""
+        return asdict(self)
+
+    @property
+    def citation(self) -> str:
+        """``path#Lstart-Lend``, what a model should cite."""
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"

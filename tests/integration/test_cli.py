@@ -1,0 +1,144 @@
+"""The md-memory CLI: in-process for most cases, one real subprocess per entry point."""
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from langchain_md_memory.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
+
+
+@pytest.fixture
+def example_dir(tmp_path):
+    target = tmp_path / "memory"
+    shutil.copytree(EXAMPLES, target, ignore=shutil.ignore_patterns("index.sqlite*"))
+    return target
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_search_prints_a_table_with_the_matching_rule(example_dir):
+    code, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "search", "单只个股 仓位")
+    assert code == 0
+    assert out.splitlines()[0].split()[:3] == ["#", "score", "vector"]
+    assert "MEMORY.md#L" in out
+    assert "单只个股不超过总仓位" in out
+
+
+def test_search_json_has_results_with_all_score_fields(example_dir):
+    code, out, _ = run(
+        "--dir", str(example_dir), "--embeddings", "none", "search", "position limit", "--json", "-k", "2"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert 1 <= len(data["results"]) <= 2
+    first = data["results"][0]
+    for key in (
+        "path",
+        "start_line",
+        "end_line",
+        "text",
+        "score",
+        "vector_score",
+        "keyword_score",
+        "source",
+        "file_kind",
+        "decay",
+    ):
+        assert key in first
+    assert data["funnel"]["keyword"] >= len(data["results"])
+
+
+def test_add_then_get_round_trips_through_the_file(example_dir):
+    code, out, _ = run(
+        "--dir", str(example_dir), "--embeddings", "none", "add", "- Bought TLT for the bond ladder"
+    )
+    assert code == 0 and "MEMORY.md" in out
+    lines = (example_dir / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    n = len(lines)
+    code, out, _ = run("--dir", str(example_dir), "get", "MEMORY.md", "--from", str(n), "--to", str(n))
+    assert code == 0 and out == "- Bought TLT for the bond ladder\n"
+
+
+def test_add_daily_writes_todays_log(example_dir):
+    code, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "add", "--daily", "- note")
+    assert code == 0
+    assert (example_dir / out.split()[-1]).read_text(encoding="utf-8").endswith("- note\n")
+
+
+def test_index_and_status_report_counts(example_dir):
+    code, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "index")
+    assert code == 0 and out.startswith("files 4, changed 4")
+    code, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "status", "--json")
+    info = json.loads(out)
+    assert info["files"] == 4 and info["chunks"] > 4 and info["provider"] is None
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["get", "../etc/passwd"],
+        ["get", "/etc/passwd"],
+        ["get", "missing.md"],
+        ["get", "MEMORY.md", "--from", "0"],
+        ["add", "--file", "notes.txt", "x"],
+        ["add", "   "],
+    ],
+)
+def test_bad_input_gives_a_one_line_error_and_exit_2(example_dir, argv):
+    code, _out, err = run("--dir", str(example_dir), "--embeddings", "none", *argv)
+    assert code == 2
+    assert err.startswith("md-memory: error: ")
+    assert err.count("\n") == 1
+
+
+def test_unknown_embedding_spec_is_a_one_line_error(example_dir):
+    code, _, err = run("--dir", str(example_dir), "--embeddings", "bogus", "status")
+    assert code == 2 and "bogus" in err
+
+
+def test_python_dash_m_entry_point_runs_a_search(example_dir):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "langchain_md_memory",
+            "--dir",
+            str(example_dir),
+            "--embeddings",
+            "none",
+            "search",
+            "leveraged ETF",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert any("leveraged" in r["text"].lower() for r in json.loads(proc.stdout)["results"])
+
+
+def test_console_script_is_installed_and_fails_cleanly_on_bad_input(example_dir):
+    exe = shutil.which("md-memory", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    proc = subprocess.run(
+        [exe, "--dir", str(example_dir), "get", "../x.md"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("md-memory: error: ")

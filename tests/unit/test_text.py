@@ -1,0 +1,44 @@
+from langchain_md_memory.text import estimate_tokens, fts_query, index_terms, query_terms, token_set
+
+
+def test_chinese_word_inside_a_longer_run_is_an_index_term():
+    terms = index_terms("单只个股不超过总仓位 5%").split()
+    assert "仓位" in terms
+    assert "个股" in terms
+    assert "5" in terms
+
+
+def test_single_cjk_characters_are_indexed_for_one_character_queries():
+    assert "仓" in index_terms("总仓位").split()
+    assert query_terms("仓") == ["仓"]
+
+
+def test_query_terms_are_bigrams_and_lowercased_words_without_duplicates():
+    assert query_terms("仓位 Risk risk") == ["仓位", "risk"]
+    assert query_terms("英伟达") == ["英伟", "伟达"]
+
+
+def test_mixed_script_word_splits_at_the_script_boundary():
+    assert query_terms("NVDA仓位") == ["nvda", "仓位"]
+
+
+def test_fts_query_quotes_every_term_and_keeps_operators_as_text():
+    assert fts_query('a AND b NEAR(c) "d" e* f:g') == (
+        '"a" OR "and" OR "b" OR "near" OR "c" OR "d" OR "e" OR "f" OR "g"'
+    )
+
+
+def test_fts_query_of_punctuation_only_is_empty():
+    assert fts_query('"*:()-^') == ""
+    assert fts_query("") == ""
+
+
+def test_token_sets_of_different_chinese_texts_are_not_equal():
+    a = token_set("风险偏好保守")
+    b = token_set("退休目标年龄六十")
+    assert a and b and not (a & b)
+
+
+def test_estimate_tokens_counts_cjk_characters_one_each():
+    assert estimate_tokens("仓位规则") == 4
+    assert estimate_tokens("a" * 35) == 10
