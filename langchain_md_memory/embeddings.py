@@ -1,0 +1,422 @@
+"""Embedding providers behind one client: batching, timeout, retries, validation, identity.
+
+:class:`EmbeddingClient` wraps any ``langchain_core`` :class:`~langchain_core.embeddings.Embeddings`
+and hands the index float32, L2-normalised numpy vectors it can trust: the right
+count, one dimension, finite, non-zero. :func:`resolve_embeddings` turns a user's
+``embeddings=`` argument (an instance or a spec string) into a client, or ``None``
+for keyword-only search.
+
+Credential boundary: an OpenAI key read from the environment is only ever sent
+to ``api.openai.com``. For any other base URL only an explicitly passed key is
+used; without one the ``Authorization`` header is stripped from every request.
+
+Example:
+    .. code-block:: python
+
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+        from langchain_md_memory.embeddings import EmbeddingClient, resolve_embeddings
+
+        client = resolve_embeddings(DeterministicFakeEmbedding(size=8))
+        assert client is not None
+        vecs = client.embed_documents(["a", "b"])
+        assert vecs.shape == (2, 8) and str(client.identity()) == "DeterministicFakeEmbedding:default:8"
+        assert resolve_embeddings("none") is None
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from numpy.typing import NDArray
+
+from .errors import EmbeddingError
+
+__all__ = [
+    "DEFAULT_OPENAI_MODEL",
+    "INDEX_TOKENIZER_VERSION",
+    "EmbeddingClient",
+    "EmbeddingIdentity",
+    "resolve_embeddings",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Bump when the text fed to the embedding model changes (chunk text, prefixes), so vectors are rebuilt.
+INDEX_TOKENIZER_VERSION = "1"
+#: Model used for ``"openai"`` without a model name.
+DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
+
+# OpenAI allows 2048 inputs and ~300k tokens per request. CJK text can cost ~2 tokens a
+# character, so 100k characters keeps a batch under the token limit for any language.
+_MAX_INPUTS = 2048
+_DEFAULT_MAX_BATCH_CHARS = 100_000
+_TRUSTED_OPENAI_HOST = "api.openai.com"
+_DEFAULT_OPENAI_BASE = "https://api.openai.com/v1"
+_VALID_SPECS = "'auto', 'none', 'local', 'openai', 'openai:<model>' or a langchain_core Embeddings instance"
+# Headers that identify an OpenAI account; none of them goes to an untrusted host.
+_CREDENTIAL_HEADERS = ("authorization", "openai-organization", "openai-project")
+
+# Provider calls run here so a hung call can be abandoned after timeout_s. Small on purpose:
+# a stuck worker only blocks its own slot, and embedding calls are already batched.
+_executor = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="md-memory-embed")
+
+_T = TypeVar("_T")
+Vectors = NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingIdentity:
+    """Which vector space an index holds: ``str(identity) == "provider:model:dim"``.
+
+    Example:
+        .. code-block:: python
+
+            assert str(EmbeddingIdentity("openai", "text-embedding-3-small", 1536)) == (
+                "openai:text-embedding-3-small:1536"
+            )
+    """
+
+    provider: str
+    model: str
+    dim: int
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model}:{self.dim}"
+
+
+class _InvalidOutput(EmbeddingError):
+    """The provider answered with unusable vectors; retrying would not help."""
+
+
+def _is_permanent(exc: BaseException) -> bool:
+    """Errors a retry cannot fix: programming errors and 4xx answers other than rate limits."""
+    if isinstance(exc, _InvalidOutput | TypeError | AttributeError | NotImplementedError | ImportError):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - langchain-openai is a runtime dependency
+        return False
+    permanent = (
+        openai.AuthenticationError,
+        openai.BadRequestError,
+        openai.PermissionDeniedError,
+        openai.NotFoundError,
+        openai.UnprocessableEntityError,
+    )
+    return isinstance(exc, permanent)
+
+
+class EmbeddingClient:
+    """Wraps any langchain_core Embeddings: batching, timeout, retries, validation.
+
+    Every call runs on a worker thread and is abandoned after ``timeout_s``;
+    transient failures are retried ``retries`` times with exponential backoff
+    (``retry_base_delay_s``, then twice that, ...). Output is validated and
+    L2-normalised; a bad answer raises :class:`EmbeddingError` and nothing
+    partial is returned.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_core.embeddings import DeterministicFakeEmbedding
+
+            client = EmbeddingClient(DeterministicFakeEmbedding(size=4), provider="fake", model="d4")
+            q = client.embed_query("hello")
+            assert q.shape == (4,) and str(client.identity()) == "fake:d4:4"
+    """
+
+    def __init__(
+        self,
+        embeddings: Embeddings,
+        *,
+        provider: str,
+        model: str,
+        batch_size: int = 32,
+        timeout_s: float = 15.0,
+        retries: int = 2,
+        max_batch_chars: int = _DEFAULT_MAX_BATCH_CHARS,
+        retry_base_delay_s: float = 0.5,
+    ) -> None:
+        """Wrap ``embeddings``; ``provider`` and ``model`` name the vector space in the index fingerprint."""
+        if batch_size < 1 or timeout_s <= 0 or retries < 0 or max_batch_chars < 1 or retry_base_delay_s < 0:
+            raise ValueError(
+                "need batch_size >= 1, max_batch_chars >= 1, timeout_s > 0, retries >= 0 and "
+                f"retry_base_delay_s >= 0; got {batch_size}, {max_batch_chars}, {timeout_s}, "
+                f"{retries}, {retry_base_delay_s}"
+            )
+        self.embeddings = embeddings
+        self.provider = provider
+        self.model = model
+        self.batch_size = min(batch_size, _MAX_INPUTS)
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.max_batch_chars = max_batch_chars
+        self.retry_base_delay_s = retry_base_delay_s
+        self._dim: int | None = None
+        self._dim_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"EmbeddingClient(provider={self.provider!r}, model={self.model!r}, dim={self._dim})"
+
+    def identity(self) -> EmbeddingIdentity:
+        """The ``provider:model:dim`` fingerprint; probes the provider once if no call has run yet."""
+        if self._dim is None:
+            self.embed_query("dimension probe")
+        assert self._dim is not None
+        return EmbeddingIdentity(self.provider, self.model, self._dim)
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Embed stored texts: an ``(n, dim)`` float32 array of unit rows, in input order."""
+        items = list(texts)
+        if not items:
+            return np.empty((0, self._dim or 0), dtype=np.float32)
+        parts = [
+            self._call(partial(self.embeddings.embed_documents, batch), len(batch), "embed_documents")
+            for batch in self._batches(items)
+        ]
+        return np.vstack(parts)
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embed a search query: a ``(dim,)`` float32 unit vector."""
+        rows = self._call(lambda: [self.embeddings.embed_query(text)], 1, "embed_query")
+        return rows.reshape(-1)
+
+    async def aembed_query(self, text: str) -> Vectors:
+        """Async twin of :meth:`embed_query` (runs the sync path on a thread)."""
+        return await asyncio.to_thread(self.embed_query, text)
+
+    async def aembed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Async twin of :meth:`embed_documents` (runs the sync path on a thread)."""
+        return await asyncio.to_thread(self.embed_documents, texts)
+
+    def _batches(self, texts: list[str]) -> Iterator[list[str]]:
+        batch: list[str] = []
+        chars = 0
+        for text in texts:
+            if batch and (len(batch) >= self.batch_size or chars + len(text) > self.max_batch_chars):
+                yield batch
+                batch, chars = [], 0
+            batch.append(text)
+            chars += len(text)
+        if batch:
+            yield batch
+
+    def _call(self, fn: Callable[[], Any], n: int, what: str) -> Vectors:
+        attempts = self.retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._validate(self._with_timeout(fn, what), n)
+            except Exception as exc:
+                if _is_permanent(exc) or attempt == attempts:
+                    if isinstance(exc, EmbeddingError):
+                        raise
+                    raise EmbeddingError(
+                        f"{self.provider} {what} failed after {attempt} attempt(s): "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+                delay = self.retry_base_delay_s * 2 ** (attempt - 1)
+                logger.warning(
+                    "%s %s attempt %d/%d failed (%s); retrying in %.2fs",
+                    self.provider,
+                    what,
+                    attempt,
+                    attempts,
+                    type(exc).__name__,
+                    delay,
+                )
+                if delay:
+                    time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _with_timeout(self, fn: Callable[[], _T], what: str) -> _T:
+        future = _executor.submit(fn)
+        try:
+            return future.result(timeout=self.timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise EmbeddingError(f"{self.provider} {what} timed out after {self.timeout_s:g}s") from None
+
+    def _validate(self, raw: Any, n: int) -> Vectors:
+        try:
+            rows = list(raw)
+        except TypeError:
+            raise _InvalidOutput(
+                f"{self.provider} returned {type(raw).__name__}, not a list of vectors"
+            ) from None
+        if len(rows) != n:
+            raise _InvalidOutput(f"{self.provider} returned {len(rows)} vectors for {n} texts")
+        dims = {len(r) for r in rows}
+        if len(dims) != 1:
+            raise _InvalidOutput(f"{self.provider} returned vectors of different dimensions: {sorted(dims)}")
+        dim = dims.pop()
+        if dim == 0:
+            raise _InvalidOutput(f"{self.provider} returned empty vectors")
+        try:
+            arr = np.asarray(rows, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise _InvalidOutput(f"{self.provider} returned non-numeric vectors: {exc}") from None
+        bad = ~np.isfinite(arr).all(axis=1)
+        if bad.any():
+            raise _InvalidOutput(
+                f"{self.provider} returned non-finite values (NaN or inf) in vector(s) "
+                f"{np.flatnonzero(bad)[:5].tolist()}"
+            )
+        norms = np.linalg.norm(arr, axis=1)
+        zero = norms == 0
+        if zero.any():
+            raise _InvalidOutput(
+                f"{self.provider} returned zero vector(s) at {np.flatnonzero(zero)[:5].tolist()}"
+            )
+        with self._dim_lock:
+            if self._dim is None:
+                self._dim = dim
+            elif dim != self._dim:
+                raise _InvalidOutput(
+                    f"{self.provider} returned {dim}-dimensional vectors, earlier calls returned "
+                    f"{self._dim}; a changed model needs a new client and a reindex"
+                )
+        out: Vectors = (arr / norms[:, None]).astype(np.float32)
+        return out
+
+
+def _is_trusted_openai(base_url: str) -> bool:
+    parts = urlsplit(base_url)
+    return parts.scheme == "https" and (parts.hostname or "").lower() == _TRUSTED_OPENAI_HOST
+
+
+def _strip_credentials(request: Any) -> None:
+    for name in _CREDENTIAL_HEADERS:
+        request.headers.pop(name, None)
+
+
+async def _astrip_credentials(request: Any) -> None:
+    _strip_credentials(request)
+
+
+def _openai_embeddings(
+    model: str, *, api_key: str | None, base_url: str | None, env: Mapping[str, str], timeout_s: float
+) -> Embeddings:
+    import openai
+    from langchain_openai import OpenAIEmbeddings
+
+    base = base_url or env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE") or _DEFAULT_OPENAI_BASE
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "base_url": base,
+        # Our client retries and times out; the SDK's own loop would multiply both.
+        "max_retries": 0,
+        "request_timeout": timeout_s,
+    }
+    if _is_trusted_openai(base):
+        key = api_key or env.get("OPENAI_API_KEY")
+        if not key:
+            raise EmbeddingError(
+                "embeddings='openai' needs an API key: set OPENAI_API_KEY or pass api_key=..."
+            )
+        kwargs["api_key"] = key
+        logger.info("embeddings: OpenAI %s at %s", model, _TRUSTED_OPENAI_HOST)
+    else:
+        # tiktoken fetches its encodings at run time; other hosts take plain strings anyway.
+        kwargs["check_embedding_ctx_length"] = False
+        host = urlsplit(base).hostname or base
+        if api_key:
+            kwargs["api_key"] = api_key
+            logger.info("embeddings: %s at %s with the explicitly given key", model, host)
+        else:
+            # The SDK insists on a key, and langchain would fall back to OPENAI_API_KEY: give it a
+            # placeholder and strip the credential headers from every request before it leaves.
+            kwargs["api_key"] = "unused-placeholder"
+            kwargs["http_client"] = openai.DefaultHttpxClient(event_hooks={"request": [_strip_credentials]})
+            kwargs["http_async_client"] = openai.DefaultAsyncHttpxClient(
+                event_hooks={"request": [_astrip_credentials]}
+            )
+            logger.info("embeddings: %s at %s without credentials (untrusted host)", model, host)
+    return OpenAIEmbeddings(**kwargs)
+
+
+def _model_of(embeddings: Embeddings) -> str:
+    for attr in ("model", "model_name"):
+        value = getattr(embeddings, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return "default"
+
+
+def resolve_embeddings(
+    spec: Embeddings | str | None,
+    *,
+    batch_size: int = 32,
+    timeout_s: float = 15.0,
+    retries: int = 2,
+    env: Mapping[str, str] | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+) -> EmbeddingClient | None:
+    """Build the client for an ``embeddings=`` argument; ``None`` means keyword-only search.
+
+    ``spec`` is an :class:`Embeddings` instance, or one of ``"none"``, ``"local"``
+    (the bundled offline model), ``"openai"``, ``"openai:<model>"``, ``"auto"``.
+    ``"auto"`` and ``None`` pick OpenAI when ``OPENAI_API_KEY`` is set in ``env``
+    (default ``os.environ``), else the offline model when installed, else ``None``.
+
+    Example:
+        .. code-block:: python
+
+            client = resolve_embeddings("openai:text-embedding-3-large", env={"OPENAI_API_KEY": "sk-..."})
+            assert client is not None and client.model == "text-embedding-3-large"
+    """
+    env = os.environ if env is None else env
+    opts: dict[str, Any] = {"batch_size": batch_size, "timeout_s": timeout_s, "retries": retries}
+    if isinstance(spec, Embeddings):
+        return EmbeddingClient(spec, provider=type(spec).__name__, model=_model_of(spec), **opts)
+    if spec is not None and not isinstance(spec, str):
+        raise ValueError(f"embeddings must be {_VALID_SPECS}; got {type(spec).__name__}")
+    name = "auto" if spec is None else spec.strip()
+    kind, _, model = name.partition(":")
+    kind = kind.lower()
+    if kind == "none" and not model:
+        logger.info("embeddings: none (keyword-only search)")
+        return None
+    if kind == "openai":
+        model = model.strip() or DEFAULT_OPENAI_MODEL
+        emb = _openai_embeddings(model, api_key=api_key, base_url=base_url, env=env, timeout_s=timeout_s)
+        return EmbeddingClient(emb, provider="openai", model=model, **opts)
+    if kind == "local" and not model:
+        return _local_client(opts)
+    if kind == "auto" and not model:
+        if api_key or env.get("OPENAI_API_KEY"):
+            logger.info("embeddings=auto: OPENAI_API_KEY is set, using OpenAI %s", DEFAULT_OPENAI_MODEL)
+            emb = _openai_embeddings(
+                DEFAULT_OPENAI_MODEL, api_key=api_key, base_url=base_url, env=env, timeout_s=timeout_s
+            )
+            return EmbeddingClient(emb, provider="openai", model=DEFAULT_OPENAI_MODEL, **opts)
+        from .local_embeddings import local_embeddings_available
+
+        if local_embeddings_available():
+            logger.info("embeddings=auto: no OPENAI_API_KEY, using the bundled offline model")
+            return _local_client(opts)
+        logger.info(
+            "embeddings=auto: no OPENAI_API_KEY and no offline model installed "
+            "(pip install 'langchain-md-memory[local]'); using keyword-only search"
+        )
+        return None
+    raise ValueError(f"unknown embeddings spec {spec!r}; use {_VALID_SPECS}")
+
+
+def _local_client(opts: dict[str, Any]) -> EmbeddingClient:
+    from .local_embeddings import LOCAL_MODEL_NAME, LocalEmbeddings
+
+    logger.info("embeddings: local %s (offline)", LOCAL_MODEL_NAME)
+    return EmbeddingClient(LocalEmbeddings(), provider="local", model=LOCAL_MODEL_NAME, **opts)

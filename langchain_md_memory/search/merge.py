@@ -1,0 +1,147 @@
+"""Stage 1 (weighted merge of the two recall paths) and stage 2 (min-score cut).
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.search.merge import effective_weights
+
+        assert effective_weights(True, True, 0.7, 0.3) == (0.7, 0.3)
+        assert effective_weights(False, True, 0.7, 0.3) == (0.0, 1.0)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Sequence
+
+from ..types import ChunkRecord, MemorySearchResult, Source
+
+__all__ = ["effective_weights", "filter_min_score", "merge_candidates", "ranking_key", "sort_hits"]
+
+logger = logging.getLogger(__name__)
+
+# A hit whose score equals the threshold up to float noise (0.7·v + 0.3·k rounding) is kept.
+_SCORE_EPSILON = 1e-12
+
+
+def effective_weights(
+    has_vector: bool, has_keyword: bool, vector_weight: float, text_weight: float
+) -> tuple[float, float]:
+    """The (vector, keyword) weights for the paths that returned candidates.
+
+    Both paths present: the configured weights normalised to sum 1. One path
+    only: that path gets weight 1, so its scores are not halved and then lost
+    to the min-score cut (e.g. no embeddings configured).
+
+    Raises:
+        ValueError: if both paths are present and the weights do not sum to a
+            positive number.
+    """
+    if has_vector and has_keyword:
+        total = vector_weight + text_weight
+        if not total > 0 or vector_weight < 0 or text_weight < 0:
+            raise ValueError(
+                f"vector_weight ({vector_weight}) and text_weight ({text_weight}) must be "
+                "non-negative with a positive sum"
+            )
+        return vector_weight / total, text_weight / total
+    if has_vector:
+        return 1.0, 0.0
+    return 0.0, 1.0
+
+
+def ranking_key(hit: MemorySearchResult) -> tuple[float, str, int, str]:
+    """Sort key: score descending, then path, start line and chunk id for stable ties."""
+    return (-hit.score, hit.path, hit.start_line, hit.chunk_id)
+
+
+def sort_hits(hits: Iterable[MemorySearchResult]) -> list[MemorySearchResult]:
+    """``hits`` by score descending with the deterministic tie-break of :func:`ranking_key`."""
+    return sorted(hits, key=ranking_key)
+
+
+def _clean(score: float, chunk_id: str, path: str) -> float:
+    if math.isfinite(score):
+        return float(score)
+    # A NaN would make the sort order arbitrary; count it as "no evidence".
+    logger.warning("non-finite %s score %r for chunk %s; counted as 0", path, score, chunk_id)
+    return 0.0
+
+
+def _best_by_id(
+    pairs: Sequence[tuple[ChunkRecord, float]], path: str
+) -> dict[str, tuple[ChunkRecord, float]]:
+    best: dict[str, tuple[ChunkRecord, float]] = {}
+    for record, raw in pairs:
+        score = _clean(raw, record.id, path)
+        seen = best.get(record.id)
+        if seen is None or score > seen[1]:
+            best[record.id] = (record, score)
+    return best
+
+
+def merge_candidates(
+    vector: Sequence[tuple[ChunkRecord, float]],
+    keyword: Sequence[tuple[ChunkRecord, float]],
+    *,
+    vector_weight: float,
+    text_weight: float,
+) -> list[MemorySearchResult]:
+    """Merge the vector and keyword candidates by chunk id into scored hits.
+
+    ``score = merged_score = w_v·vector_score + w_t·keyword_score`` with the
+    weights of :func:`effective_weights`; a path that did not return a chunk
+    contributes 0 and leaves its raw score ``None``. The result is sorted as
+    :func:`sort_hits` does.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_md_memory.types import ChunkRecord
+
+            rec = ChunkRecord("c1", "MEMORY.md", 1, 3, "", "prefers dark mode", "h", "evergreen", 0.0)
+            hits = merge_candidates([(rec, 0.8)], [(rec, 0.5)], vector_weight=0.7, text_weight=0.3)
+            assert hits[0].source == "both"
+            assert abs(hits[0].score - (0.7 * 0.8 + 0.3 * 0.5)) < 1e-12
+    """
+    by_vector = _best_by_id(vector, "vector")
+    by_keyword = _best_by_id(keyword, "keyword")
+    w_v, w_t = effective_weights(bool(by_vector), bool(by_keyword), vector_weight, text_weight)
+    hits: list[MemorySearchResult] = []
+    for chunk_id in dict.fromkeys([*by_vector, *by_keyword]):
+        v_entry = by_vector.get(chunk_id)
+        k_entry = by_keyword.get(chunk_id)
+        entry = v_entry if v_entry is not None else k_entry
+        assert entry is not None  # every id came from one of the two maps
+        record = entry[0]
+        v = v_entry[1] if v_entry is not None else None
+        k = k_entry[1] if k_entry is not None else None
+        source: Source = "keyword" if v is None else ("both" if k is not None else "vector")
+        v_part = v if v is not None else 0.0
+        k_part = k if k is not None else 0.0
+        # A convex combination never exceeds its largest input; the min() only removes float overshoot.
+        score = min(w_v * v_part + w_t * k_part, max(v_part, k_part))
+        hits.append(
+            MemorySearchResult(
+                path=record.path,
+                start_line=record.start_line,
+                end_line=record.end_line,
+                text=record.text,
+                score=score,
+                vector_score=v,
+                keyword_score=k,
+                source=source,
+                file_kind=record.file_kind,
+                merged_score=score,
+                chunk_id=record.id,
+                heading=record.heading,
+                updated_at=record.updated_at,
+            )
+        )
+    return sort_hits(hits)
+
+
+def filter_min_score(hits: Iterable[MemorySearchResult], min_score: float) -> list[MemorySearchResult]:
+    """Drop hits scoring below ``min_score``; the rest sorted by :func:`sort_hits`."""
+    return sort_hits(hit for hit in hits if hit.score >= min_score - _SCORE_EPSILON)

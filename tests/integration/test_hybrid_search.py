@@ -1,0 +1,186 @@
+"""The five-stage pipeline through MarkdownMemory, with an embedding whose cosines we choose."""
+
+import datetime as dt
+
+import pytest
+
+from langchain_md_memory import MarkdownMemory
+from tests.support.embeddings import AxisEmbeddings, cosine
+
+VOCAB = ["retire", "sixty", "million", "pension", "cash", "bond"]
+SMALL_CHUNKS = {"chunk_tokens": 16, "chunk_overlap_tokens": 0, "embedding_retries": 0}
+
+
+@pytest.fixture
+def emb():
+    return AxisEmbeddings(VOCAB)
+
+
+def open_memory(path, emb, **config):
+    return MarkdownMemory(path, embeddings=emb, config={**SMALL_CHUNKS, **config})
+
+
+def test_both_path_score_is_the_weighted_sum_of_vector_and_keyword(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text("Retire at sixty with a pension.\n")
+    (memory_dir / "cash.md").write_text("Cash buffer: six months.\n")
+    with open_memory(memory_dir, emb, mmr={"enabled": False}) as mem:
+        hit = mem.search("retire pension")[0]
+    assert hit.source == "both"
+    expected_v = cosine(emb.vector("retire pension"), emb.vector("Retire at sixty with a pension."))
+    assert hit.vector_score == pytest.approx(expected_v, abs=1e-6)
+    assert hit.keyword_score == 1.0
+    assert hit.score == pytest.approx(0.7 * hit.vector_score + 0.3 * hit.keyword_score)
+    assert hit.merged_score == pytest.approx(hit.score)
+
+
+def test_weights_renormalise_to_the_vector_path_when_keywords_find_nothing(memory_dir):
+    emb = AxisEmbeddings(VOCAB, aliases={"annuity": "pension"})
+    (memory_dir / "MEMORY.md").write_text("Company annuity starts at sixty-five.\n")
+    with open_memory(memory_dir, emb) as mem:
+        ranked = mem.search_detailed("pension")
+    assert ranked.funnel["keyword"] == 0
+    hit = ranked.hits[0]
+    assert hit.source == "vector" and hit.keyword_score is None
+    # the chunk lies on the "sixty" and "pension" axes, the query on "pension" alone
+    assert hit.vector_score == pytest.approx(1 / 2**0.5, abs=1e-6)
+    assert hit.score == pytest.approx(hit.vector_score)
+
+
+def test_custom_weights_are_renormalised(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text("Retire at sixty with a pension.\n")
+    with open_memory(memory_dir, emb, vector_weight=1.0, text_weight=1.0) as mem:
+        hit = mem.search("retire pension")[0]
+    assert hit.score == pytest.approx(0.5 * hit.vector_score + 0.5 * hit.keyword_score)
+
+
+def test_min_score_cuts_weak_hits(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text(
+        "Retire at sixty.\n\nCash buffer before I retire, cash cash cash.\n"
+    )
+    with open_memory(memory_dir, emb, mmr={"enabled": False}) as mem:
+        all_hits = mem.search("retire", max_results=5)
+        weakest = min(h.score for h in all_hits)
+        cut = mem.search_detailed("retire", max_results=5, config=mem.config.merged(min_score=weakest + 1e-3))
+    assert len(all_hits) == 2
+    assert len(cut.hits) == 1
+    assert all(h.score >= weakest + 1e-3 for h in cut.hits)
+
+
+def test_thirty_day_old_daily_hit_has_half_decay_and_ranks_under_todays_copy(memory_dir, emb):
+    today = dt.date.today()
+    old = today - dt.timedelta(days=30)
+    text = "Bond ladder decision: buy five rungs.\n"
+    (memory_dir / f"{old.isoformat()}.md").write_text(text)
+    (memory_dir / f"{today.isoformat()}.md").write_text(text)
+    with open_memory(memory_dir, emb, mmr={"enabled": False}) as mem:
+        hits = mem.search("bond ladder")
+    assert [h.path for h in hits] == [f"{today.isoformat()}.md", f"{old.isoformat()}.md"]
+    assert hits[0].decay == 1.0
+    assert hits[1].decay == pytest.approx(0.5)
+    assert hits[1].score == pytest.approx(hits[0].score * 0.5)
+
+
+def test_evergreen_files_never_decay(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text("Bond rule: only treasuries.\n")
+    (memory_dir / "goals.md").write_text("Bond goal: a ladder by 2030.\n")
+    with open_memory(memory_dir, emb) as mem:
+        hits = mem.search("bond")
+    assert {h.path for h in hits} == {"MEMORY.md", "goals.md"}
+    assert all(h.decay == 1.0 and h.file_kind == "evergreen" for h in hits)
+
+
+DUPES = """Retire at sixty with two million invested.
+
+Retire at sixty with two million invested.
+
+Retire at sixty with two million invested.
+
+Pension plan: retire at sixty on the company pension.
+
+Cash buffer: six months of cash before I retire.
+"""
+
+
+def test_mmr_brings_a_distinct_relevant_chunk_into_the_top_two(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text(DUPES)
+    with open_memory(memory_dir, emb, max_results=2) as mem:
+        on = mem.search("retire at sixty")
+    with open_memory(memory_dir, emb, max_results=2, mmr={"enabled": False}) as mem:
+        off = mem.search("retire at sixty")
+    with open_memory(memory_dir, emb, max_results=2, mmr={"lambda": 1.0}) as mem:
+        pure = mem.search("retire at sixty")
+    assert "Pension plan" in on[1].text and on[1].relevance_rank == 4
+    assert all("two million" in h.text for h in off)
+    assert [h.chunk_id for h in pure] == [h.chunk_id for h in off]
+
+
+def test_mmr_with_jaccard_similarity_also_diversifies(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text(DUPES)
+    with open_memory(memory_dir, emb, max_results=2, mmr={"similarity": "jaccard"}) as mem:
+        hits = mem.search("retire at sixty")
+    assert "Pension plan" in hits[1].text
+
+
+def test_forced_resync_of_unchanged_files_embeds_nothing(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text(DUPES)
+    with open_memory(memory_dir, emb) as mem:
+        first = mem.sync()
+        assert first.embedded == 3  # three distinct texts: the duplicates share one call
+        again = mem.sync(force=True)
+    assert again.embedded == 0
+    assert again.cached == first.chunks_added
+
+
+def test_one_paragraph_edit_reembeds_only_that_paragraph(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text("".join(f"Note {i} about bond rung {i}.\n\n" for i in range(20)))
+    with open_memory(memory_dir, emb) as mem:
+        mem.sync()
+        before = emb.texts_embedded
+        assert mem.edit("Note 7 about bond rung 7.", "Note 7 about cash, not bonds.")
+        stats = mem.sync()
+    assert stats.embedded == 1
+    assert emb.texts_embedded - before == 1
+
+
+def test_changed_embedding_identity_clears_and_reembeds_all_vectors(memory_dir):
+    (memory_dir / "MEMORY.md").write_text("Retire at sixty.\n")
+    (memory_dir / "cash.md").write_text("Cash buffer.\n")
+    with open_memory(memory_dir, AxisEmbeddings(VOCAB, model="axis-v1")) as mem:
+        mem.sync()
+        assert mem.status()["embedded"] == 2
+    other = AxisEmbeddings(VOCAB, model="axis-v2")
+    with open_memory(memory_dir, other) as mem:
+        stats = mem.sync()
+        status = mem.status()
+    assert stats.embedded == 2 and other.texts_embedded == 2
+    assert status["identity_changed_from"].startswith("AxisEmbeddings:axis-v1:7")
+    assert status["embedding_identity"].startswith("AxisEmbeddings:axis-v2:7")
+    assert status["embedded"] == 2
+
+
+def test_embedding_outage_at_query_time_answers_from_keywords(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text("Retire at sixty.\n")
+    (memory_dir / "cash.md").write_text("Cash buffer.\n")
+    with open_memory(memory_dir, emb) as mem:
+        mem.sync()
+        emb.fail = TimeoutError("provider timed out")
+        ranked = mem.search_detailed("cash")
+    assert ranked.degraded is not None and "keyword" in ranked.degraded
+    assert [h.source for h in ranked.hits] == ["keyword"]
+    assert ranked.hits[0].score == ranked.hits[0].keyword_score == 1.0
+
+
+def test_embedding_outage_at_index_time_still_indexes_keywords_and_recovers(memory_dir, emb):
+    (memory_dir / "MEMORY.md").write_text("Retire at sixty.\n")
+    emb.fail = ConnectionError("down")
+    with open_memory(memory_dir, emb) as mem:
+        mem.sync()
+        assert "down" in mem.status()["embedding_error"]
+        assert mem.status()["embedded"] == 0
+        assert mem.search("retire")[0].source == "keyword"
+        emb.fail = None
+        mem.indexer._embed_retry_at = 0.0  # skip the back-off window in the test
+        mem.indexer.embedding_error = None
+        mem.sync()
+        assert mem.status()["embedded"] == 1
+        assert mem.search("retire")[0].source == "both"

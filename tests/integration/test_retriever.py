@@ -1,0 +1,113 @@
+"""MarkdownMemoryRetriever: LangChain's standard retriever suite, kwargs, LCEL."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.runnables import RunnableLambda
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+
+from langchain_md_memory import MarkdownMemory, MarkdownMemoryRetriever
+from tests.support.embeddings import AxisEmbeddings
+
+NOTES = (
+    "\n\n".join(
+        [
+            "Bond ladder: five rungs of treasuries.",
+            "Bond fund: only short duration.",
+            "Bond rule: no junk bonds, ever.",
+            "Cash buffer: six months of expenses.",
+            "Retire at sixty with a pension.",
+        ]
+    )
+    + "\n"
+)
+
+
+def _memory(tmp_path_factory: pytest.TempPathFactory) -> MarkdownMemory:
+    path = tmp_path_factory.mktemp("memory")
+    (path / "MEMORY.md").write_text(NOTES, encoding="utf-8")
+    return MarkdownMemory(
+        path,
+        embeddings=AxisEmbeddings(["bond", "cash", "retire"]),
+        config={"chunk_tokens": 16, "chunk_overlap_tokens": 0},
+    )
+
+
+class TestMarkdownMemoryRetrieverStandard(RetrieversIntegrationTests):
+    @pytest.fixture(autouse=True)
+    def _memory(self, tmp_path_factory: pytest.TempPathFactory):
+        self.mem = _memory(tmp_path_factory)
+        yield
+        self.mem.close()
+
+    @property
+    def retriever_constructor(self) -> type[MarkdownMemoryRetriever]:
+        return MarkdownMemoryRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"memory": self.mem}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "bond"
+
+
+@pytest.fixture
+def mem(tmp_path_factory):
+    memory = _memory(tmp_path_factory)
+    yield memory
+    memory.close()
+
+
+def test_documents_carry_the_hit_fields_and_the_chunk_id(mem):
+    docs = mem.as_retriever(k=2).invoke("cash buffer")
+    assert 1 <= len(docs) <= 2
+    doc = docs[0]
+    assert isinstance(doc, Document)
+    assert doc.page_content == "Cash buffer: six months of expenses."
+    assert doc.id == doc.metadata["chunk_id"] == "MEMORY.md:7-7"
+    for key in (
+        "path",
+        "start_line",
+        "end_line",
+        "score",
+        "vector_score",
+        "keyword_score",
+        "source",
+        "file_kind",
+        "decay",
+    ):
+        assert key in doc.metadata
+    assert doc.metadata["source"] == "both"
+    assert doc.metadata["citation"] == "MEMORY.md#L7-L7"
+
+
+def test_k_and_config_overrides_apply_at_construction_and_invoke(mem):
+    retriever = mem.as_retriever(k=3, mmr={"enabled": False})
+    assert len(retriever.invoke("bond")) == 3
+    assert len(retriever.invoke("bond", k=1)) == 1
+    strict = retriever.invoke("bond", min_score=0.99)
+    assert all(d.metadata["score"] >= 0.99 for d in strict)
+    assert len(strict) < 3
+
+
+def test_invalid_override_fails_at_construction(mem):
+    with pytest.raises(ValueError):
+        mem.as_retriever(min_score=-1)
+
+
+async def test_ainvoke_matches_invoke(mem):
+    retriever = mem.as_retriever(k=2)
+    sync_ids = [d.id for d in retriever.invoke("bond")]
+    async_ids = [d.id for d in await retriever.ainvoke("bond")]
+    assert sync_ids == async_ids and len(sync_ids) == 2
+
+
+def test_retriever_works_in_an_lcel_chain(mem):
+    def format_docs(docs: list[Document]) -> str:
+        return "\n".join(f"[{d.metadata['citation']}] {d.page_content}" for d in docs)
+
+    chain = mem.as_retriever(k=1) | RunnableLambda(format_docs)
+    assert chain.invoke("retire pension") == "[MEMORY.md#L9-L9] Retire at sixty with a pension."
