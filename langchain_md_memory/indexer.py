@@ -147,21 +147,22 @@ class Indexer:
         """Dirty, or a cheap stat of the managed files shows an outside edit.
 
         The dirty flag alone misses edits made by hand or by another process,
-        so the files' (mtime, size) are compared with what the last sync saw,
-        bounded to ``stat_check_max_files`` files.
+        so the files' (mtime, size) are compared with what the last sync saw.
+        Up to ``stat_check_max_files`` files, one directory walk catches new,
+        changed and deleted files; a larger memory only re-stats the most
+        recently changed ``stat_check_max_files`` files (the watcher and the
+        dirty flag cover the rest).
         """
         if self._dirty or self._known is None:
             return True
         cap = self.config.stat_check_max_files
         if cap == 0:
             return False
-        try:
-            paths = self.store.list_files()
-        except OSError:
-            return True
-        if len(paths) != len(self._known):
-            return True
-        return any(self._known.get(path) != self.store.stat(path) for path in paths[:cap])
+        if len(self._known) <= cap:
+            return self.store.scan() != self._known
+        known = self._known
+        recent = sorted(known, key=lambda path: known[path][0], reverse=True)[:cap]
+        return any(known[path] != self.store.stat(path) for path in recent)
 
     # -- sync -----------------------------------------------------------------------
 
@@ -195,14 +196,13 @@ class Indexer:
 
     def _sync_files(self, force: bool, c: _Counters, progress: ProgressFn | None) -> None:
         known = self.index.file_states()
-        paths = self.store.list_files()
+        scanned = self.store.scan()
+        paths = sorted(scanned)
         seen: dict[str, tuple[int, int]] = {}
         c.files = len(paths)
         fingerprint = self._fingerprint_or_none()
         for done, path in enumerate(paths, 1):
-            stat = self.store.stat(path)
-            if stat is None:
-                continue
+            stat = scanned[path]
             seen[path] = stat
             old = known.get(path)
             if not force and old is not None and (old.mtime_ns, old.size) == stat:
@@ -292,12 +292,18 @@ class Indexer:
             return
         batch = self.config.embedding_batch_size * 8
         attempted: set[int] = set()
+        # Rows attempted but still without a vector. Normally none: asking for
+        # batch + len(attempted) rows instead made every round re-read all earlier rows (quadratic).
+        stuck: set[int] = set()
         while True:
-            pending = [
-                p for p in self.index.chunks_missing_vectors(batch + len(attempted)) if p[0] not in attempted
-            ][:batch]
+            limit = batch + len(stuck)
+            missing = self.index.chunks_missing_vectors(limit)
+            stuck.update(p[0] for p in missing if p[0] in attempted)
+            pending = [p for p in missing if p[0] not in attempted][:batch]
             if not pending:
-                return
+                if len(missing) < limit:
+                    return
+                continue  # a full window of stuck rows: widen it (stuck grew) and look again
             attempted.update(p[0] for p in pending)
             cached = self.index.cached_vectors([p[1] for p in pending], fingerprint)
             # One call per distinct text: duplicates in a batch share a vector.

@@ -164,18 +164,45 @@ class MarkdownStore:
         Hidden entries, the index, temp files, non-Markdown files and symlinks
         leading outside the root are skipped; unreadable entries never raise.
         """
-        found: list[str] = []
+        return sorted(self.scan())
+
+    def scan(self) -> dict[str, tuple[int, int]]:
+        """Every managed file with its ``(mtime_ns, size)``, from one directory walk.
+
+        Only symlinks pay for the full guard (``realpath``): a regular file met
+        while walking the real tree under root is inside it by construction.
+        """
+        found: dict[str, tuple[int, int]] = {}
+        self._scan_dir(str(self.root), "", found)
+        return found
+
+    def _scan_dir(self, directory: str, base: str, found: dict[str, tuple[int, int]]) -> None:
         try:
-            for rel in self._walk():
-                try:
-                    self.resolve(rel)
-                except (MemoryPathError, OSError):
-                    logger.debug("skipping %s: outside the memory directory or malformed", rel)
+            entries = list(os.scandir(directory))
+        except OSError as exc:
+            logger.debug("cannot list %s: %s", directory, exc)
+            return
+        for entry in entries:
+            if entry.name.startswith((".", "~", "#")):
+                continue
+            rel = base + entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if self.recursive:
+                        self._scan_dir(entry.path, rel + "/", found)
                     continue
-                found.append(rel)
-        except OSError as exc:  # pragma: no cover - os.walk swallows errors itself
-            logger.warning("listing %s failed: %s", self.root, exc)
-        return sorted(found)
+                if not is_managed_file(rel):
+                    continue
+                if entry.is_symlink():
+                    st = os.stat(self.resolve(rel))
+                else:
+                    normalize_relpath(rel)
+                    st = entry.stat(follow_symlinks=False)
+            except (MemoryPathError, OSError):
+                logger.debug("skipping %s: outside the memory directory or malformed", rel)
+                continue
+            if stat_module.S_ISREG(st.st_mode):
+                found[rel] = (st.st_mtime_ns, st.st_size)
 
     def load_session_context(self, max_tokens: int, today: dt.date | None = None) -> str:
         """MEMORY.md, today's and yesterday's logs as ``## <file>`` sections, within a budget.
@@ -363,16 +390,6 @@ class MarkdownStore:
             if tmp_name is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp_name)
-
-    def _walk(self) -> Iterator[str]:
-        for dirpath, dirnames, filenames in os.walk(self.root, onerror=lambda exc: None):
-            # Pruning in place keeps os.walk out of hidden folders (.git, .obsidian, ...).
-            dirnames[:] = [d for d in dirnames if self.recursive and not d.startswith((".", "~", "#"))]
-            base = Path(dirpath).relative_to(self.root)
-            for name in filenames:
-                rel = (base / name).as_posix()
-                if is_managed_file(rel) and os.path.isfile(os.path.join(dirpath, name)):
-                    yield rel
 
 
 def _split_lf(text: str) -> list[str]:
