@@ -27,6 +27,7 @@ import stat as stat_module
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from filelock import FileLock, Timeout
 
@@ -41,7 +42,7 @@ from .paths import (
 )
 from .text import estimate_tokens
 
-__all__ = ["LOCK_FILE", "MarkdownStore"]
+__all__ = ["LOCK_FILE", "MarkdownStore", "atomic_output"]
 
 logger = logging.getLogger(__name__)
 
@@ -321,6 +322,25 @@ class MarkdownStore:
             self._save(target, _cut(content, at, at + len(needle)), crlf)
             return True
 
+    def remove(self, path: str) -> bool:
+        """Delete a memory file under the write lock; False when it does not exist."""
+        target = self.resolve(path)
+        with self._locked():
+            try:
+                target.unlink()
+            except FileNotFoundError:
+                return False
+            except OSError as exc:
+                raise MemoryStoreError(f"Cannot delete {self.relpath(path)!r}: {exc}") from exc
+        return True
+
+    def locked(self) -> contextlib.AbstractContextManager[None]:
+        """The store's cross-process write lock, for a read-check-write cycle of your own.
+
+        It is re-entrant within a thread, so store writes inside it are fine.
+        """
+        return self._locked()
+
     # -- internals ------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -370,26 +390,43 @@ class MarkdownStore:
             mode = 0o666 & ~_umask()
         except OSError as exc:
             raise MemoryStoreError(f"Cannot write {target.name!r}: {exc}") from exc
-        tmp_name: str | None = None
         try:
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            with os.fdopen(fd, "wb") as handle:
+            with atomic_output(target, mode=mode) as handle:
                 handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp_name, mode)
-            os.replace(tmp_name, target)
-            tmp_name = None
-            _fsync_dir(target.parent)
         except OSError as exc:
             raise MemoryStoreError(
                 f"Could not write memory file {target.name!r} ({exc.strerror or exc}); "
                 "the previous content is unchanged"
             ) from exc
-        finally:
-            if tmp_name is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp_name)
+
+
+@contextlib.contextmanager
+def atomic_output(target: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
+    """Write ``target`` all at once: a hidden temp file beside it, fsync, rename, fsync the folder.
+
+    Readers see the old file or the new one, never a part. On any error the
+    temp file is removed and ``target`` is untouched; the error propagates.
+
+    Example:
+        .. code-block:: python
+
+            with atomic_output(Path("memory/MEMORY.md")) as handle:
+                handle.write(b"# Memory\n")
+    """
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp_name, mode)
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(target.parent)
 
 
 def _split_lf(text: str) -> list[str]:

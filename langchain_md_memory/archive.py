@@ -1,0 +1,274 @@
+"""Move a memory between machines: a ``.tar.gz`` of its Markdown, and a guarded import.
+
+The Markdown is the recoverable data; the index is derived, so the archive holds
+the managed ``.md`` files only: no index, lock, temp, hidden or non-Markdown
+files, no symlinks, nothing outside the memory folder. Members are normalised
+(owner 0, mode 0644, regular files) and the gzip header carries no timestamp,
+so a round trip preserves every byte and equal memories give equal archives.
+
+An import trusts nothing in the archive: every member is checked before a
+single byte is written (names, types, sizes, counts) and the files are
+extracted into a temp folder beside the target, so a refused or unreadable
+archive leaves the disk as it was. Into an absent or empty target the tree then
+moves in with one rename; into an existing memory (``overwrite=True``) each
+file is replaced atomically under the memory's write lock.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory import MarkdownMemory
+
+        with MarkdownMemory("memory", embeddings="none") as mem:
+            archive = mem.export_archive("backup/memory.tar.gz")
+        restored = MarkdownMemory.import_archive(archive, "restored-memory", embeddings="none")
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import MemoryPathError, MemoryStoreError
+from .paths import is_managed_file, normalize_relpath, resolve_memory_path
+from .store import MarkdownStore, _umask, atomic_output
+
+if TYPE_CHECKING:
+    from .memory import MarkdownMemory
+
+__all__ = ["ARCHIVE_NAME", "ArchiveError", "export_archive", "import_archive"]
+
+logger = logging.getLogger(__name__)
+
+ARCHIVE_NAME = "memory.tar.gz"
+"""File name used when ``export_archive`` is given a folder."""
+
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_FILES = 20_000
+DEFAULT_MAX_MEMBER_BYTES = 32 * 1024 * 1024
+
+_FILE_MODE = 0o644
+
+
+class ArchiveError(MemoryStoreError, ValueError):
+    """An archive was refused (unsafe or over a cap) or could not be written or read."""
+
+
+def export_archive(mem: MarkdownMemory, path: str | os.PathLike[str]) -> Path:
+    """Write the memory's Markdown files to a ``.tar.gz`` at ``path``; returns its absolute path.
+
+    ``path`` may be an existing folder, which then receives ``memory.tar.gz``.
+    The archive is written to a temp file and renamed into place.
+
+    Example:
+        .. code-block:: python
+
+            archive = export_archive(mem, tmp_path)
+            assert archive.name == "memory.tar.gz"
+    """
+    target = Path(path).expanduser()
+    if target.is_dir():
+        target = target / ARCHIVE_NAME
+    target = target.resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    files = list(_exportable(mem))
+    # mtime=0: the gzip header would otherwise make two exports of the same memory differ.
+    with (atomic_output(target) as raw,
+          gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
+          tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar):
+        for rel, data, mtime in files:
+            tar.addfile(_member(rel, len(data), mtime), io.BytesIO(data))
+    logger.info("exported %d files to %s", len(files), target)
+    return target
+
+
+def import_archive(
+    path: str | os.PathLike[str],
+    memory_dir: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_files: int = DEFAULT_MAX_FILES,
+    max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES,
+) -> list[str]:
+    """Unpack a memory archive into ``memory_dir``; returns the imported relative paths.
+
+    Refuses, before writing anything: absolute names, ``..``, NUL or backslash
+    in names, symlinks, hard links, devices, FIFOs, sparse files, non-Markdown
+    or hidden members, duplicates, a member over ``max_member_bytes``, more than
+    ``max_files`` files or ``max_bytes`` in all, and a ``memory_dir`` that
+    already holds Markdown files unless ``overwrite`` (then same-named files are
+    replaced, others kept). Directory entries are accepted and ignored.
+
+    Raises:
+        ArchiveError: the archive was refused or unreadable; nothing was written.
+
+    Example:
+        .. code-block:: python
+
+            names = import_archive("memory.tar.gz", "restored")
+            assert "MEMORY.md" in names
+    """
+    if not Path(path).is_file():
+        raise ArchiveError(f"No archive file at {str(path)!r}")
+    target = Path(memory_dir).expanduser().absolute()
+    if target.exists() and not target.is_dir():
+        raise ArchiveError(f"Import target {str(target)!r} exists and is not a folder")
+    existing = _existing_memory_files(target)
+    if existing and not overwrite:
+        raise ArchiveError(f"{str(target)!r} already holds {len(existing)} memory file(s) "
+                           f"(e.g. {existing[0]!r}); pass overwrite=True to replace same-named files")
+    try:
+        with tarfile.open(Path(path), mode="r:*") as tar:
+            members = _checked_members(tar, max_bytes=max_bytes, max_files=max_files,
+                                       max_member_bytes=max_member_bytes)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.import.", dir=target.parent))
+            try:
+                # The "data" filter is a second guard behind our own checks, not the only one.
+                tar.extractall(staging, members=list(members.values()), filter="data")
+                _verify_staging(staging, members)
+                _move_in(staging, target, sorted(members))
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+    except (tarfile.TarError, EOFError, gzip.BadGzipFile) as exc:
+        raise ArchiveError(f"Cannot read the archive {str(path)!r}: {exc}") from exc
+    except OSError as exc:
+        raise ArchiveError(f"Import into {str(target)!r} failed ({exc}); nothing was imported") from exc
+    logger.info("imported %d files into %s", len(members), target)
+    return sorted(members)
+
+
+# -- export -------------------------------------------------------------------------
+
+
+def _exportable(mem: MarkdownMemory) -> Iterator[tuple[str, bytes, int]]:
+    """``(relpath, bytes, mtime)`` of each managed regular file; symlinks are left out."""
+    root = mem.memory_dir
+    for rel in mem.store.list_files():
+        candidate = root / rel
+        try:
+            inside = [p for p in [candidate, *candidate.parents] if root in p.parents]
+            if any(p.is_symlink() for p in inside):
+                logger.info("archive: skipping symlink %s", rel)
+                continue
+            mem.store.resolve(rel)
+            fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except (OSError, MemoryPathError) as exc:
+            logger.warning("archive: skipping %s: %s", rel, exc)
+            continue
+        with os.fdopen(fd, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            yield rel, handle.read(), int(st.st_mtime)
+
+
+def _member(name: str, size: int, mtime: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    info.mtime = mtime
+    info.mode = _FILE_MODE
+    info.type = tarfile.REGTYPE
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+# -- import -------------------------------------------------------------------------
+
+
+def _checked_members(tar: tarfile.TarFile, *, max_bytes: int, max_files: int,
+                     max_member_bytes: int) -> dict[str, tarfile.TarInfo]:
+    """Every file member by normalised name, after checking all of them; raises on the first problem."""
+    files: dict[str, tarfile.TarInfo] = {}
+    total = 0
+    # tar.next() instead of getmembers(): stop at the first bad header rather than after a bomb's millionth.
+    while (member := tar.next()) is not None:
+        name = member.name
+        if "\x00" in name or "\\" in name:
+            raise ArchiveError(f"Refused archive member {name!r}: NUL or backslash in the name")
+        if member.isdir() and name.strip("/") in ("", "."):
+            continue  # the archive root, as `tar -C dir .` writes it
+        try:
+            rel = normalize_relpath(name)
+        except MemoryPathError as exc:
+            raise ArchiveError(f"Refused archive member {name!r}: {exc}") from exc
+        if member.isdir():
+            continue
+        if member.issym() or member.islnk():
+            raise ArchiveError(f"Refused archive member {name!r}: links are not allowed")
+        if not member.isreg() or member.issparse():
+            raise ArchiveError(f"Refused archive member {name!r}: only regular files are allowed")
+        if not is_managed_file(rel):
+            raise ArchiveError(f"Refused archive member {name!r}: only visible '.md' memory files allowed")
+        if rel in files:
+            raise ArchiveError(f"Refused archive: {rel!r} appears twice")
+        if member.size > max_member_bytes:
+            raise ArchiveError(f"Refused archive member {name!r}: {member.size} bytes, over "
+                               f"max_member_bytes={max_member_bytes}")
+        total += member.size
+        if total > max_bytes:
+            raise ArchiveError(f"Refused archive: more than max_bytes={max_bytes} bytes uncompressed")
+        if len(files) >= max_files:
+            raise ArchiveError(f"Refused archive: more than max_files={max_files} files")
+        files[rel] = member
+    for rel in files:
+        # "a.md" as a file and as the folder of "a.md/b.md" cannot both exist.
+        for parent in Path(rel).parents:
+            if parent.as_posix() in files:
+                raise ArchiveError(f"Refused archive: {parent.as_posix()!r} is both a file and a folder")
+    return files
+
+
+def _verify_staging(staging: Path, members: dict[str, tarfile.TarInfo]) -> None:
+    found = {}
+    for dirpath, _, names in os.walk(staging):
+        for name in names:
+            full = Path(dirpath) / name
+            found[full.relative_to(staging).as_posix()] = full.lstat()
+    if set(found) != set(members):
+        raise ArchiveError("Refused archive: extraction produced unexpected files "
+                           f"{sorted(set(found) ^ set(members))[:3]}")
+    for rel, st in found.items():
+        if not stat.S_ISREG(st.st_mode) or st.st_size != members[rel].size:
+            raise ArchiveError(f"Refused archive member {rel!r}: extracted content does not match its header")
+
+
+def _move_in(staging: Path, target: Path, names: list[str]) -> None:
+    mode = 0o777 & ~_umask()
+    for dirpath, dirnames, _ in os.walk(staging):
+        for d in dirnames:
+            os.chmod(Path(dirpath) / d, mode)
+    if not target.exists() or (target.is_dir() and not any(target.iterdir())):
+        os.chmod(staging, mode)
+        # One rename moves the whole tree in: the target is either absent/empty or complete.
+        os.replace(staging, target)
+        return
+    store = MarkdownStore(target)
+    with store.locked():
+        for rel in names:
+            dest = resolve_memory_path(target, rel)  # a symlinked subfolder in the target cannot redirect us
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest = resolve_memory_path(target, rel)
+            os.replace(staging / rel, dest)
+
+
+def _existing_memory_files(target: Path) -> list[str]:
+    if not target.is_dir():
+        return []
+    found = []
+    for dirpath, dirnames, names in os.walk(target):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "~", "#"))]
+        base = Path(dirpath).relative_to(target)
+        found += [(base / n).as_posix() for n in names if is_managed_file((base / n).as_posix())]
+    return sorted(found)
+
