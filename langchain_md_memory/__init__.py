@@ -26,30 +26,58 @@ from .memory import MarkdownMemory
 from .types import MemorySearchResult
 
 if TYPE_CHECKING:
-    from .nodes import create_memory_flush_node, create_session_context_node
+    from .dream import DreamResult, create_dream_node
+    from .langgraph_store import MarkdownBaseStore
+    from .middleware import MarkdownMemoryMiddleware as MarkdownMemoryMiddleware
+    from .nodes import (
+        MemoryState,
+        create_memory_flush_node,
+        create_post_compaction_node,
+        create_recall_node,
+        create_session_context_node,
+    )
     from .retriever import MarkdownMemoryRetriever
     from .tools import create_memory_tools
+    from .transcripts import create_session_log_node, write_session_log
 
 __all__ = [
+    "DreamResult",
     "EmbeddingError",
+    "MarkdownBaseStore",
     "MarkdownMemory",
     "MarkdownMemoryRetriever",
     "MemoryConfig",
     "MemoryIndexError",
     "MemoryPathError",
     "MemorySearchResult",
+    "MemoryState",
     "MemoryStoreError",
+    "create_dream_node",
     "create_memory_flush_node",
     "create_memory_tools",
+    "create_post_compaction_node",
+    "create_recall_node",
     "create_session_context_node",
+    "create_session_log_node",
+    "write_session_log",
 ]
 
 # Integration modules import LangChain/LangGraph pieces; load them on first use.
 _LAZY = {
     "MarkdownMemoryRetriever": ".retriever",
+    "MarkdownBaseStore": ".langgraph_store",
     "create_memory_tools": ".tools",
     "create_session_context_node": ".nodes",
     "create_memory_flush_node": ".nodes",
+    "create_recall_node": ".nodes",
+    "create_post_compaction_node": ".nodes",
+    "MemoryState": ".nodes",
+    # Not in __all__: it needs the `agents` extra (langchain), and `import *` must work without it.
+    "MarkdownMemoryMiddleware": ".middleware",
+    "create_session_log_node": ".transcripts",
+    "write_session_log": ".transcripts",
+    "DreamResult": ".dream",
+    "create_dream_node": ".dream",
 }
 
 

@@ -17,10 +17,12 @@ import json
 import os
 import sys
 import textwrap
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from .errors import MemoryStoreError
+from .indexer import SyncStats
 from .memory import MarkdownMemory
 from .types import MemorySearchResult
 
@@ -77,6 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = sub.add_parser("status", help="files, chunks, embeddings, last sync")
     status.add_argument("--json", action="store_true", help="print JSON")
+
+    verify = sub.add_parser("verify", help="check the index against the Markdown and repair it")
+    verify.add_argument("--no-repair", action="store_true", help="only report; exit 1 when inconsistent")
+    verify.add_argument("--json", action="store_true", help="print JSON")
+
+    watch = sub.add_parser("watch", help="keep the index in step with the files until Ctrl-C")
+    watch.add_argument("--debounce-ms", type=int, default=None,
+                       help="quiet time after a change before syncing (default: watch_debounce_ms, 1500)")
     return parser
 
 
@@ -206,6 +216,40 @@ def _import(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: Tex
     return 0
 
 
+def _watch(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    def line(stats: SyncStats) -> None:
+        now = dt.datetime.now().strftime("%H:%M:%S")
+        print(f"{now} synced: files {stats.files}, changed {stats.files_changed}, removed "
+              f"{stats.files_removed}, chunks +{stats.chunks_added}/-{stats.chunks_removed}, "
+              f"embedded {stats.embedded}", file=out, flush=True)
+
+    if args.debounce_ms is not None and args.debounce_ms < 0:
+        raise ValueError(f"--debounce-ms must be 0 or more, got {args.debounce_ms}")
+    line(mem.sync())
+    watcher = mem.start_watching(line, debounce_ms=args.debounce_ms)
+    print(f"watching {mem.memory_dir} ({watcher.backend}, debounce {watcher.debounce_s * 1000:.0f} ms); "
+          "Ctrl-C to stop", file=out, flush=True)
+    stop = threading.Event()
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    mem.stop_watching()
+    print(f"stopped after {watcher.sync_count} syncs", file=out, flush=True)
+    return 0
+
+
+def _verify(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    report = mem.verify(repair=not args.no_repair)
+    if args.json:
+        json.dump(report.to_dict(), out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    else:
+        print(report.summary(), file=out)
+    return 0 if report.ok else 1
+
+
 def _progress_bar(stream: TextIO, min_total: int = 50) -> Callable[[int, int], None]:
     """Progress on stderr for long syncs; silent for small memories and pipes."""
     interactive = hasattr(stream, "isatty") and stream.isatty()
@@ -232,5 +276,7 @@ _COMMANDS: dict[str, Callable[[MarkdownMemory, argparse.Namespace, TextIO, TextI
     "export": _export,
     "import": _import,
     "status": _status,
+    "watch": _watch,
+    "verify": _verify,
 }
 

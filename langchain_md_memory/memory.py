@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,7 +26,7 @@ from langchain_core.embeddings import Embeddings
 
 from .config import MemoryConfig
 from .embeddings import EmbeddingClient, resolve_embeddings
-from .errors import MemoryIndexError, MemoryPathError
+from .errors import MemoryIndexError, MemoryPathError, MemoryStoreError
 from .index import MemoryIndex
 from .indexer import Indexer, ProgressFn, SyncStats, index_identity
 from .paths import INDEX_FILE, is_managed_file
@@ -33,7 +34,10 @@ from .project import (
     GLOBAL_PREFIX,
     ProjectIdentity,
     combine_recalls,
+    layered_context,
     mark_scopes,
+    memory_home,
+    project_identity,
     split_global_path,
     split_ids,
 )
@@ -45,7 +49,9 @@ if TYPE_CHECKING:
     from langchain_core.language_models import LanguageModelLike
 
     from .dream import DreamResult
+    from .langgraph_store import MarkdownBaseStore
     from .retriever import MarkdownMemoryRetriever
+    from .verify import VerifyReport
     from .watcher import MemoryWatcher
 
 __all__ = ["MarkdownMemory"]
@@ -64,6 +70,11 @@ class MarkdownMemory:
             offline model when installed, else keyword-only), ``"openai"``,
             ``"openai:<model>"``, ``"local"``, ``"none"``.
         config: a :class:`MemoryConfig` or a dict of its fields.
+        watch: start the file watcher at once (see :meth:`start_watching`);
+            ``close()`` stops it.
+        recursive: index subfolders (``sessions/``, topic folders); ``False``
+            keeps to top-level files, as the global memory of
+            :meth:`for_project` does.
 
     Example:
         .. code-block:: python
@@ -83,7 +94,9 @@ class MarkdownMemory:
         watch: bool = False,
         recursive: bool = True,
     ) -> None:
-        self.config = config if isinstance(config, MemoryConfig) else MemoryConfig.model_validate(config or {})
+        if not isinstance(config, MemoryConfig):
+            config = MemoryConfig.model_validate(config or {})
+        self.config = config
         self.store = MarkdownStore(memory_dir, recursive=recursive)
         # An existing client is shared as is (the global memory reuses its project's).
         self.embedder: EmbeddingClient | None = embeddings if isinstance(embeddings, EmbeddingClient) else (
@@ -103,7 +116,11 @@ class MarkdownMemory:
         """The global memory searched with this one (set by :meth:`for_project`)."""
         self.project: ProjectIdentity | None = None
         if watch:
-            self.start_watching()
+            try:
+                self.start_watching()
+            except BaseException:
+                self.close()
+                raise
 
     @property
     def memory_dir(self) -> Path:
@@ -149,14 +166,14 @@ class MarkdownMemory:
         self._ensure_synced()
         pool = cfg.candidate_multiplier * k
         query_vector, degraded = self._query_vector(query)
-        recall = self._recall(query, pool, cfg, query_vector, degraded)
+        recall = self._recall_recovering(query, pool, cfg, query_vector, degraded)
         other = self.global_memory
         if other is not None:
             # One ranking over both memories; global ids and paths get the ~global/ prefix.
             other._ensure_synced()
             shared = other.embedder is self.embedder
             vector_g, degraded_g = (query_vector, degraded) if shared else other._query_vector(query)
-            recall = combine_recalls(recall, other._recall(query, pool, cfg, vector_g, degraded_g))
+            recall = combine_recalls(recall, other._recall_recovering(query, pool, cfg, vector_g, degraded_g))
         counts = self._access_counts(recall) if cfg.access_weight > 0 else None
         ranked = rank(recall, cfg, max_results=k, access_counts=counts)
         if other is not None:
@@ -179,6 +196,36 @@ class MarkdownMemory:
             logger.warning("query embedding failed, answering from keywords: %s", exc)
             return None, f"vector search failed ({type(exc).__name__}: {exc}); keyword results only"
 
+    def _recall_recovering(self, query: str, pool: int, cfg: MemoryConfig, query_vector: Any,
+                           degraded: str | None) -> Recall:
+        try:
+            return self._recall(query, pool, cfg, query_vector, degraded)
+        # Damaged, locked or vanished mid-use: the Markdown still answers. Damage met while a
+        # cursor is read (after MemoryIndex._query returned) arrives as a bare sqlite3.Error.
+        except (MemoryIndexError, sqlite3.Error) as exc:
+            self._recover_index(exc)
+            return self._recall(query, pool, cfg, query_vector, degraded)
+
+    def _recover_index(self, exc: Exception) -> None:
+        """Swap out an index that failed mid-use: a rebuilt file, else an in-memory index."""
+        with self._lock:
+            old = self.indexer.index
+            # A lock is another process at work, not damage: never rebuild over its file.
+            locked = "locked" in str(exc) or "busy" in str(exc)
+            if old.path != ":memory:" and not locked:
+                logger.warning("index %s failed (%s); rebuilding it from the Markdown", old.path, exc)
+                try:
+                    self.rebuild()
+                    return
+                except (MemoryStoreError, OSError) as again:
+                    exc = MemoryIndexError(f"{exc}; the rebuild failed too: {again}")
+            logger.warning("index %s failed (%s); answering from an in-memory index", old.path, exc)
+            self.index_fallback = str(exc)
+            self.indexer.index = MemoryIndex.open(":memory:")
+            self.indexer.mark_dirty()
+            old.close()
+            self.indexer.sync()
+
     def _recall(self, query: str, pool: int, cfg: MemoryConfig, query_vector: Any,
                 degraded: str | None) -> Recall:
         keyword = self.index.keyword_search(query, pool)
@@ -200,14 +247,15 @@ class MarkdownMemory:
         own, theirs = split_ids(ids)
         counts = self.index.access_counts(own) if own else {}
         if theirs and self.global_memory is not None:
-            counts.update({GLOBAL_PREFIX + i: n for i, n in self.global_memory.index.access_counts(theirs).items()})
+            global_counts = self.global_memory.index.access_counts(theirs)
+            counts.update({GLOBAL_PREFIX + i: n for i, n in global_counts.items()})
         return counts
 
     def _ensure_synced(self) -> None:
         try:
             if self.indexer.needs_sync():
                 self.indexer.sync()
-        except MemoryIndexError as exc:
+        except (MemoryIndexError, sqlite3.Error) as exc:
             logger.warning("sync failed, searching the index as it is: %s", exc)
 
     # -- files ----------------------------------------------------------------------
@@ -320,6 +368,16 @@ class MarkdownMemory:
             old.close()
             return stats
 
+    def verify(self, repair: bool = True) -> VerifyReport:
+        """Compare every Markdown file with the index; re-sync what differs when ``repair``.
+
+        See :func:`verify.verify_index`. Example: ``assert mem.verify().ok``.
+        """
+        from .verify import verify_index
+
+        with self._lock:
+            return verify_index(self.indexer, repair=repair)
+
     def status(self) -> dict[str, Any]:
         """Counts and state: files, chunks, embedded, provider, last sync, fallbacks."""
         chunks, embedded = self.index.count_chunks()
@@ -395,6 +453,20 @@ class MarkdownMemory:
 
         return MarkdownMemoryRetriever.from_memory(self, **kwargs)
 
+    def as_store(self, **kwargs: Any) -> MarkdownBaseStore:
+        """A LangGraph ``BaseStore`` over this memory: namespaces as folders, items as ``## key`` sections.
+
+        Example:
+            .. code-block:: python
+
+                store = mem.as_store()
+                store.put(("users", "alice"), "food", {"content": "Loves hotpot"})
+                agent = create_agent(model, tools=[...], store=store)
+        """
+        from .langgraph_store import MarkdownBaseStore
+
+        return MarkdownBaseStore(self, **kwargs)
+
     # -- lifecycle ------------------------------------------------------------------
 
     @classmethod
@@ -418,14 +490,14 @@ class MarkdownMemory:
                     mem.append("- Prefers short answers", file="~global/MEMORY.md")
                     print([(h.scope, h.path) for h in mem.search("tests")])
         """
-        from .project import memory_home, project_identity
-
         identity = project_identity(path)
         home = memory_home(root)
         mem = cls(home / identity.id, **kwargs)
         mem.project = identity
         try:
-            shared = {**kwargs, "embeddings": mem.embedder, "config": mem.config, "recursive": False}
+            # "none", not None: None would mean "auto" and could pick a different model.
+            embedder = mem.embedder if mem.embedder is not None else "none"
+            shared = {**kwargs, "embeddings": embedder, "config": mem.config, "recursive": False}
             mem.global_memory = cls(home, **shared)
         except BaseException:
             mem.close()
@@ -439,11 +511,13 @@ class MarkdownMemory:
         """True while the file watcher runs."""
         return self.watcher is not None and self.watcher.running
 
-    def start_watching(self, on_sync: Callable[[SyncStats], None] | None = None) -> MemoryWatcher:
-        """Sync the index on its own after files change (debounced ``watch_debounce_ms``).
+    def start_watching(self, on_sync: Callable[[SyncStats], None] | None = None, *,
+                       debounce_ms: int | None = None) -> MemoryWatcher:
+        """Sync the index on its own after files change, debounced (default ``watch_debounce_ms``).
 
         ``on_sync`` receives each sync's stats on the watcher thread. The
-        global memory of a project memory is watched too. Idempotent.
+        global memory of a project memory is watched too. Idempotent: a
+        running watcher is returned as is.
         """
         from .watcher import MemoryWatcher
 
@@ -452,12 +526,13 @@ class MarkdownMemory:
                 raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to watch it")
             if self.watcher is None:
                 self.watcher = MemoryWatcher(
-                    self.memory_dir, self.indexer.sync, debounce_ms=self.config.watch_debounce_ms,
+                    self.memory_dir, self.indexer.sync,
+                    debounce_ms=self.config.watch_debounce_ms if debounce_ms is None else debounce_ms,
                     recursive=self.store.recursive, on_change=self.indexer.mark_dirty, on_sync=on_sync,
                 )
             self.watcher.start()
             if self.global_memory is not None:
-                self.global_memory.start_watching(on_sync)
+                self.global_memory.start_watching(on_sync, debounce_ms=debounce_ms)
             return self.watcher
 
     def stop_watching(self) -> None:

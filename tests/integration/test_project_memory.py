@@ -1,0 +1,185 @@
+"""Per-project memory under one home: layout, global + project search, scoped paths, session context."""
+
+import subprocess
+import threading
+import time
+
+import pytest
+
+from langchain_md_memory import MarkdownMemory, MemoryConfig, MemoryPathError
+from langchain_md_memory.project import HOME_ENV, project_id
+from langchain_md_memory.text import estimate_tokens
+
+
+def git_repo(path, remote=None):
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", str(path)], check=True)
+    if remote:
+        subprocess.run(["git", "-C", str(path), "remote", "add", "origin", remote], check=True)
+    return path
+
+
+@pytest.fixture
+def home(tmp_path):
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return git_repo(tmp_path / "work" / "widgets", "git@github.com:acme/widgets.git")
+
+
+@pytest.fixture
+def mem(repo, home):
+    m = MarkdownMemory.for_project(repo, root=home, embeddings="none")
+    yield m
+    m.close()
+
+
+def test_layout_is_global_at_home_and_project_in_its_id_folder(mem, repo, home):
+    mem.append("- Build with `make dist`")
+    mem.append("- Today: fixed the flaky upload test", file="daily")
+    mem.append("- Answer in English, briefly", file="~global/MEMORY.md")
+    pid = project_id(repo)
+    assert mem.memory_dir == home.resolve() / pid
+    assert mem.project is not None and mem.project.name == "acme/widgets"
+    assert (home / pid / "MEMORY.md").read_text(encoding="utf-8") == "- Build with `make dist`\n"
+    assert (home / "MEMORY.md").read_text(encoding="utf-8") == "- Answer in English, briefly\n"
+    assert len(list((home / pid).glob("????-??-??.md"))) == 1
+    assert mem.global_memory is not None and mem.global_memory.memory_dir == home.resolve()
+
+
+def test_search_covers_both_memories_and_says_which(mem):
+    mem.append("- Deploys go through the staging cluster first")
+    mem.append("- Deploys only on weekdays, never Friday afternoon", file="~global/MEMORY.md")
+    hits = mem.search("deploys")
+    scopes = {h.scope: h for h in hits}
+    assert set(scopes) == {"project", "global"}
+    assert scopes["project"].path == "MEMORY.md"
+    assert scopes["global"].path == "~global/MEMORY.md"
+    assert "Friday" in scopes["global"].text and "staging" in scopes["project"].text
+    # every hit can be read back through the project memory by its path
+    for h in hits:
+        assert h.text.strip().splitlines()[0] in mem.get(h.path, h.start_line, h.end_line)
+
+
+def test_the_global_memory_never_indexes_project_folders(mem, home, repo):
+    mem.append("- quokka-only-in-project")
+    mem.append("- global fact", file="~global/MEMORY.md")
+    assert mem.global_memory is not None
+    mem.global_memory.sync()
+    assert mem.global_memory.status()["files"] == 1
+    assert mem.global_memory.search("quokka") == []
+    assert [h.scope for h in mem.search("quokka")] == ["project"]
+    # and it will not read or write them either
+    with pytest.raises(MemoryPathError, match="subfolder"):
+        mem.get(f"~global/{project_id(repo)}/MEMORY.md")
+    with pytest.raises(MemoryPathError, match="subfolder"):
+        mem.append("- sneaky", file=f"~global/{project_id(repo)}/MEMORY.md")
+
+
+def test_two_checkouts_of_one_remote_share_one_memory(tmp_path, home):
+    a = git_repo(tmp_path / "a" / "widgets", "git@github.com:acme/widgets.git")
+    b = git_repo(tmp_path / "b" / "widgets-copy", "https://github.com/acme/widgets")
+    with MarkdownMemory.for_project(a, root=home, embeddings="none") as first:
+        first.append("- The release checklist lives in RELEASING.md")
+    with MarkdownMemory.for_project(b, root=home, embeddings="none") as second:
+        hits = second.search("release checklist")
+        assert hits and hits[0].scope == "project" and "RELEASING.md" in hits[0].text
+    assert sorted(p.name for p in home.iterdir() if p.is_dir()) == [project_id(a)]
+
+
+def test_other_projects_memories_stay_out_of_search(tmp_path, home):
+    a = git_repo(tmp_path / "a", "git@github.com:acme/alpha.git")
+    b = git_repo(tmp_path / "b", "git@github.com:acme/beta.git")
+    with MarkdownMemory.for_project(a, root=home, embeddings="none") as alpha:
+        alpha.append("- alpha uses postgres")
+    with MarkdownMemory.for_project(b, root=home, embeddings="none") as beta:
+        assert beta.search("postgres") == []
+
+
+def test_home_comes_from_the_environment_when_no_root_is_given(repo, tmp_path, monkeypatch):
+    monkeypatch.setenv(HOME_ENV, str(tmp_path / "env-home"))
+    with MarkdownMemory.for_project(repo, embeddings="none") as m:
+        assert m.memory_dir == (tmp_path / "env-home").resolve() / project_id(repo)
+        assert m.status()["global_memory_dir"] == str((tmp_path / "env-home").resolve())
+        assert m.status()["project"] == project_id(repo)
+
+
+def test_a_folder_without_git_gets_a_path_based_memory(tmp_path, home):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    with MarkdownMemory.for_project(folder, root=home, embeddings="none") as m:
+        assert m.project is not None and m.project.source == "path"
+        assert m.memory_dir.name.startswith("notes-")
+
+
+def test_session_context_loads_global_then_project_within_one_budget(mem):
+    mem.append("- project rule: run the linter before pushing")
+    mem.append("- global rule: always answer in English", file="~global/MEMORY.md")
+    context = mem.load_session_context()
+    assert context.index("# Global memory") < context.index("always answer in English")
+    assert context.index("always answer in English") < context.index("# Project memory (acme/widgets)")
+    assert context.index("# Project memory") < context.index("run the linter")
+    budget = estimate_tokens(context) - 3
+    tight = mem.load_session_context(max_tokens=budget)
+    assert "always answer in English" in tight and "run the linter" not in tight
+    assert estimate_tokens(tight) <= budget
+
+
+def test_global_hits_have_their_own_decay_and_kind(mem):
+    mem.append("- rebalanced the portfolio today", file="~global/daily")
+    hit = next(h for h in mem.search("rebalanced portfolio") if h.scope == "global")
+    assert hit.file_kind == "daily"
+    assert hit.path.startswith("~global/") and hit.path.endswith(".md")
+    assert hit.decay == pytest.approx(1.0)
+
+
+def test_edit_and_delete_reach_the_global_file(mem, home):
+    mem.append("- prefers tabs", file="~global/MEMORY.md")
+    assert mem.edit("tabs", "spaces", file="~global/MEMORY.md")
+    assert (home / "MEMORY.md").read_text(encoding="utf-8") == "- prefers spaces\n"
+    assert mem.delete("- prefers spaces", file="~global/MEMORY.md")
+    assert [h.scope for h in mem.search("prefers spaces")] == []
+
+
+def test_close_closes_both_memories_and_their_watchers(repo, home):
+    m = MarkdownMemory.for_project(repo, root=home, embeddings="none",
+                                   config=MemoryConfig(watch_debounce_ms=100), watch=True)
+    assert m.watching and m.global_memory is not None and m.global_memory.watching
+    m.append("- watched project fact")
+    deadline = time.monotonic() + 3
+    while m.watcher is not None and m.watcher.sync_count == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert m.watcher is not None and m.watcher.sync_count >= 1
+    # the global watcher is not recursive: a project write is none of its business
+    assert m.global_memory.watcher is not None and m.global_memory.watcher.event_count == 0
+    m.close()
+    assert not m.watching and not m.global_memory.watching
+    assert not [t for t in threading.enumerate() if t.name.startswith("md-memory-watcher")]
+
+
+def test_both_memories_share_one_embedding_client_and_vector_recall(repo, home):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    with MarkdownMemory.for_project(repo, root=home, embeddings=DeterministicFakeEmbedding(size=16)) as m:
+        assert m.global_memory is not None and m.global_memory.embedder is m.embedder
+        m.append("- project: exact phrase one")
+        m.append("- global: exact phrase two", file="~global/MEMORY.md")
+        ranked = m.search_detailed("- global: exact phrase two")
+        assert ranked.degraded is None
+        top = ranked.hits[0]
+        assert top.scope == "global" and top.vector_score == pytest.approx(1.0, abs=1e-5)
+        assert {h.scope for h in ranked.hits} == {"project", "global"}
+
+
+def test_the_memory_tools_cite_and_read_global_hits(mem):
+    from langchain_md_memory import create_memory_tools
+
+    mem.append("- Always quote prices in EUR", file="~global/MEMORY.md")
+    memory_search, memory_get, memory_update = create_memory_tools(mem)
+    found = memory_search.invoke({"query": "quote prices EUR"})
+    assert "~global/MEMORY.md" in found
+    assert memory_get.invoke({"path": "~global/MEMORY.md"}) == "- Always quote prices in EUR\n"
+    memory_update.invoke({"content": "- Round to whole euros", "file": "~global/MEMORY.md"})
+    assert "Round to whole euros" in mem.get("~global/MEMORY.md")
