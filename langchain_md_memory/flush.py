@@ -1,0 +1,246 @@
+"""The pre-compaction memory flush: before history is compacted, save its durable facts.
+
+When the conversation reaches ``trigger_tokens`` and no flush happened in the
+current compaction cycle, a chat model is asked (with :data:`MEMORY_FLUSH_PROMPT`)
+for the durable facts and preferences as Markdown bullets, and its reply is
+appended to today's log under ``## Pre-compaction memory flush``. The reply
+``NO_MEMORY_TO_FLUSH`` (or an empty one) writes nothing; a model error is
+logged and nothing is marked, so the next pass tries again.
+
+The cycle rule (state key ``memory_flushed``): a flush sets it; it resets to
+``False`` as soon as the conversation is back under ``trigger_tokens``, which
+is what a compaction (summary, trim) does. So there is one flush per
+compaction cycle, and a history that stays large is never flushed twice.
+
+The graph node (:func:`~langchain_md_memory.nodes.create_memory_flush_node`)
+and the ``create_agent`` middleware both call :func:`flush_update` /
+:func:`aflush_update`.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.flush import run_memory_flush
+
+        result = run_memory_flush(mem, chat_model, state["messages"])
+        result.written, result.path  # (True, "2026-12-02.md")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately, get_buffer_string
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.constants import TAG_NOSTREAM
+
+from .errors import MemoryPathError, MemoryStoreError
+from .memory import MarkdownMemory
+from .recall import MEMORY_MESSAGE_IDS
+
+__all__ = [
+    "DEFAULT_TRIGGER_TOKENS",
+    "FLUSHED_KEY",
+    "FLUSH_HEADING",
+    "MEMORY_FLUSH_PROMPT",
+    "MEMORY_FLUSH_TOKEN",
+    "FlushResult",
+    "TokenCounter",
+    "aflush_update",
+    "arun_memory_flush",
+    "flush_action",
+    "flush_prompt_messages",
+    "flush_transcript",
+    "flush_update",
+    "parse_flush_reply",
+    "run_memory_flush",
+]
+
+logger = logging.getLogger(__name__)
+
+MEMORY_FLUSH_TOKEN = "NO_MEMORY_TO_FLUSH"
+"""The reply that means "nothing durable to save"; it writes nothing."""
+
+FLUSH_HEADING = "## Pre-compaction memory flush"
+"""Heading each flush is appended under in today's file."""
+
+FLUSHED_KEY = "memory_flushed"
+"""State key: ``True`` once this compaction cycle was flushed."""
+
+DEFAULT_TRIGGER_TOKENS = 4000
+"""Default flush trigger; keep it at or below your compaction trigger."""
+
+TokenCounter = Callable[[Sequence[BaseMessage]], int]
+"""Counts a conversation's tokens (default: ``count_tokens_approximately``)."""
+
+MEMORY_FLUSH_PROMPT = f"""\
+The conversation below is about to be compacted: older messages will be replaced by a short \
+summary and their details will be lost. Before that happens, extract what is worth remembering \
+in future sessions.
+
+Write Markdown bullets ("- ...") of durable facts and user preferences stated or confirmed in \
+the conversation, most important first. Look for:
+- financial goals, with target amounts and dates
+- risk tolerance, position limits and other rules the user set
+- position and trading decisions, with the reasons given for them
+- account facts (account types, contributions, what an account is for)
+- lasting preferences about how the user wants to be advised
+
+Leave out: transient tool output, market quotes, prices, index levels, news and search results, \
+anything only true today, greetings and small talk, and anything already in the long-term memory.
+
+Each bullet is one self-contained sentence in the language the user used. No heading, no preamble.
+If there is nothing durable to save, reply with exactly {MEMORY_FLUSH_TOKEN} and nothing else."""
+"""System prompt of the flush call (the transcript follows as the human message)."""
+
+_FENCE_RE = re.compile(r"^```[\w-]*\n(.*?)\n?```$", re.DOTALL)
+_TOKEN_LINE_RE = re.compile(rf"^[\s`*_\"'.]*{MEMORY_FLUSH_TOKEN}[\s`*_\"'.]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class FlushResult:
+    """What one flush did: ``written`` with the file ``path`` and ``content``, or ``error``."""
+
+    written: bool
+    path: str | None = None
+    content: str = ""
+    error: str | None = None
+
+
+def flush_transcript(messages: Sequence[BaseMessage]) -> str:
+    """The conversation as plain text for the flush model.
+
+    Memory this package injected and tool results are left out: tool output
+    is transient (quotes, prices) or already in memory (``memory_search``).
+    AI messages that only call tools are left out too.
+    """
+    kept: list[BaseMessage] = []
+    for message in messages:
+        if message.id in MEMORY_MESSAGE_IDS or isinstance(message, ToolMessage):
+            continue
+        if isinstance(message, AIMessage) and not message.text.strip():
+            continue
+        kept.append(message)
+    return get_buffer_string(kept)
+
+
+def flush_prompt_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The two messages sent to the flush model: the prompt and the transcript."""
+    transcript = flush_transcript(messages)
+    return [
+        SystemMessage(MEMORY_FLUSH_PROMPT),
+        HumanMessage(f"<conversation>\n{transcript}\n</conversation>"),
+    ]
+
+
+def parse_flush_reply(reply: Any) -> str:
+    """The text to write from a flush reply, or ``""`` for the sentinel or an empty reply."""
+    text = reply.text if isinstance(reply, BaseMessage) else str(reply or "")
+    text = text.strip()
+    fenced = _FENCE_RE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    lines = [line for line in text.splitlines() if not _TOKEN_LINE_RE.match(line)]
+    return "\n".join(lines).strip()
+
+
+def flush_action(messages: Sequence[BaseMessage], *, flushed: bool, trigger_tokens: int,
+                 token_counter: TokenCounter | None = None) -> Literal["flush", "reset", "skip"]:
+    """``flush`` at/over the trigger when not yet flushed; ``reset`` back under it after a flush."""
+    tokens = (token_counter or count_tokens_approximately)(messages)
+    if tokens >= trigger_tokens:
+        return "skip" if flushed else "flush"
+    return "reset" if flushed else "skip"
+
+
+def _config() -> RunnableConfig:
+    # nostream keeps the flush reply out of a graph's streamed "messages".
+    return {"tags": [TAG_NOSTREAM], "metadata": {"lc_source": "memory_flush"}, "run_name": "memory_flush"}
+
+
+def _write(mem: MarkdownMemory, content: str) -> FlushResult:
+    try:
+        try:
+            blank = "\n" if mem.get("daily").strip() else ""
+        except MemoryPathError:  # today's file does not exist yet
+            blank = ""
+        path = mem.append(f"{blank}{FLUSH_HEADING}\n{content}", file="daily")
+    except (MemoryStoreError, OSError) as exc:
+        logger.warning("memory flush: could not write today's file: %s", exc)
+        return FlushResult(written=False, content=content, error=f"{type(exc).__name__}: {exc}")
+    logger.info("memory flush: wrote %d line(s) to %s", content.count("\n") + 1, path)
+    return FlushResult(written=True, path=path, content=content)
+
+
+def _model_error(exc: Exception) -> FlushResult:
+    logger.warning("memory flush: the model call failed, nothing written: %s", exc, exc_info=True)
+    return FlushResult(written=False, error=f"{type(exc).__name__}: {exc}")
+
+
+def run_memory_flush(mem: MarkdownMemory, model: Runnable[Any, Any],
+                     messages: Sequence[BaseMessage]) -> FlushResult:
+    """Ask ``model`` for the durable facts in ``messages`` and append them to today's file.
+
+    Never raises for a model or write failure: it logs and returns
+    ``FlushResult(written=False, error=...)``.
+    """
+    try:
+        reply = model.invoke(flush_prompt_messages(messages), config=_config())
+    except Exception as exc:
+        return _model_error(exc)
+    content = parse_flush_reply(reply)
+    if not content:
+        logger.debug("memory flush: nothing durable to save")
+        return FlushResult(written=False)
+    return _write(mem, content)
+
+
+async def arun_memory_flush(mem: MarkdownMemory, model: Runnable[Any, Any],
+                            messages: Sequence[BaseMessage]) -> FlushResult:
+    """Async twin of :func:`run_memory_flush` (the model is awaited, the write runs in a thread)."""
+    try:
+        reply = await model.ainvoke(flush_prompt_messages(messages), config=_config())
+    except Exception as exc:
+        return _model_error(exc)
+    content = parse_flush_reply(reply)
+    if not content:
+        logger.debug("memory flush: nothing durable to save")
+        return FlushResult(written=False)
+    return await asyncio.to_thread(_write, mem, content)
+
+
+def _after(result: FlushResult) -> dict[str, Any] | None:
+    # A model error leaves the flag unset so the next pass retries; a write error is logged the same way.
+    return None if result.error is not None else {FLUSHED_KEY: True}
+
+
+def flush_update(mem: MarkdownMemory, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
+                 trigger_tokens: int, token_counter: TokenCounter | None = None) -> dict[str, Any] | None:
+    """The state update of one flush check over ``state["messages"]`` (``None`` when nothing changes)."""
+    messages = list(state.get("messages") or [])
+    action = flush_action(messages, flushed=bool(state.get(FLUSHED_KEY)), trigger_tokens=trigger_tokens,
+                          token_counter=token_counter)
+    if action == "reset":
+        return {FLUSHED_KEY: False}
+    if action == "skip":
+        return None
+    return _after(run_memory_flush(mem, model, messages))
+
+
+async def aflush_update(mem: MarkdownMemory, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
+                        trigger_tokens: int, token_counter: TokenCounter | None = None
+                        ) -> dict[str, Any] | None:
+    """Async twin of :func:`flush_update`."""
+    messages = list(state.get("messages") or [])
+    action = flush_action(messages, flushed=bool(state.get(FLUSHED_KEY)), trigger_tokens=trigger_tokens,
+                          token_counter=token_counter)
+    if action == "reset":
+        return {FLUSHED_KEY: False}
+    if action == "skip":
+        return None
+    return _after(await arun_memory_flush(mem, model, messages))

@@ -1,0 +1,276 @@
+"""The three memory tools a model calls: ``memory_search``, ``memory_get``, ``memory_update``.
+
+Each is a ``StructuredTool`` with a pydantic args schema and sync and async
+implementations. Errors a model can fix (a bad path, text not found, an empty
+``content``, invalid arguments) come back as the tool's output, prefixed
+``Error:`` (a ``ToolMessage`` with ``status="error"`` inside a graph), never
+as a traceback: memory errors are raised as ``ToolException`` and the tools
+are built with ``handle_tool_error=True``; argument validation errors are
+turned into the same kind of message. ``memory_search`` on a memory that
+cannot answer (closed, broken index) returns ``memory disabled: <reason>``.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory import MarkdownMemory, create_memory_tools
+
+        mem = MarkdownMemory("memory", embeddings="none")
+        memory_search, memory_get, memory_update = create_memory_tools(mem)
+        memory_update.invoke({"content": "- No single stock above 5% of the portfolio"})
+        print(memory_search.invoke({"query": "single stock limit"}))
+        # [1] MEMORY.md#L1-L1 (score 1.00)
+        # - No single stock above 5% of the portfolio
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import Callable
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from pydantic import BaseModel, Field, ValidationError
+
+from .errors import MemoryPathError, MemoryStoreError
+from .memory import MarkdownMemory
+from .paths import resolve_alias
+from .recall import format_hits
+
+__all__ = [
+    "MEMORY_TOOLS_POLICY",
+    "MemoryGetInput",
+    "MemorySearchInput",
+    "MemoryUpdateInput",
+    "create_memory_tools",
+]
+
+logger = logging.getLogger(__name__)
+
+MEMORY_TOOLS_POLICY = (
+    "Before giving any personalised financial advice (buy or sell decisions, portfolio allocation, "
+    "stock picks, position sizing), call memory_search to recall the user's goals, risk tolerance, "
+    "position limits and past decisions, and respect them. When the user states a durable fact or "
+    "preference, save it with memory_update."
+)
+"""A system-prompt rule to pair with the tools (the middleware adds it for you)."""
+
+SEARCH_DESCRIPTION = (
+    "Search the user's long-term memory: Markdown notes of financial goals, risk tolerance, position "
+    "limits, account facts, preferences and past decisions with their reasons. ALWAYS call this BEFORE "
+    "giving any personalised financial advice (buy/sell decisions, allocation, stock picks, position "
+    "sizing) so the advice respects what the user told you before. Returns the best passages as "
+    "'[n] path#Lstart-Lend (score s)' followed by the text; cite the path#lines you rely on, and use "
+    "memory_get to read more of a file."
+)
+GET_DESCRIPTION = (
+    "Read exact lines of a memory file: to verify a memory_search hit in context, or to copy the exact "
+    "text before a memory_update edit or delete. Lines are 1-based and inclusive; omit both to read the "
+    "whole file. The text is returned exactly as stored."
+)
+UPDATE_DESCRIPTION = (
+    "Save to the user's long-term memory. To remember a durable fact or preference (a goal, risk "
+    "tolerance, a position rule, a decision and its reason, an account fact), pass only `content`: it is "
+    "appended to MEMORY.md. Use file='daily' for notes about today, or a relative .md path for a topic "
+    "file. action='edit' replaces `old_text` with `content`; action='delete' removes `old_text`. "
+    "`old_text` must match the file exactly, so read it with memory_get first. Do not store quotes, "
+    "prices or other transient data."
+)
+
+
+class MemorySearchInput(BaseModel):
+    """Arguments of ``memory_search``."""
+
+    query: str = Field(
+        min_length=1,
+        description="What to recall, in the user's words or as keywords, e.g. 'single stock position limit'.",
+    )
+    max_results: int | None = Field(
+        default=None, ge=1, le=50, description="How many passages to return (default: the memory's setting)."
+    )
+
+
+class MemoryGetInput(BaseModel):
+    """Arguments of ``memory_get``."""
+
+    path: str = Field(
+        description="A memory file relative to the memory folder, as memory_search shows it "
+        "(e.g. 'MEMORY.md', '2026-11-20.md'); 'long_term' and 'daily' also work.",
+    )
+    start_line: int | None = Field(default=None, ge=1, description="First line to read (1-based).")
+    end_line: int | None = Field(default=None, ge=1, description="Last line to read (inclusive).")
+
+
+class MemoryUpdateInput(BaseModel):
+    """Arguments of ``memory_update``."""
+
+    content: str = Field(
+        default="",
+        description="The text to append (one Markdown bullet per fact), or the replacement text for 'edit'.",
+    )
+    action: Literal["append", "edit", "delete"] = Field(
+        default="append", description="'append' (default), 'edit' (old_text -> content) or 'delete'."
+    )
+    file: str = Field(
+        default="long_term",
+        description="'long_term' (MEMORY.md, default), 'daily' (today's log) or a relative .md path.",
+    )
+    old_text: str | None = Field(
+        default=None, description="For 'edit' and 'delete': the exact text currently in the file."
+    )
+
+
+def _validation_message(tool_name: str) -> Callable[[Any], str]:
+    def handle(error: Any) -> str:
+        problems = []
+        if isinstance(error, ValidationError):
+            for item in error.errors():
+                where = ".".join(str(part) for part in item.get("loc", ())) or "arguments"
+                problems.append(f"{where}: {item.get('msg', 'invalid')}")
+        detail = "; ".join(problems) or str(error)
+        return (f"Error: invalid arguments for {tool_name}: {detail}. "
+                f"Fix the arguments and call {tool_name} again.")
+
+    return handle
+
+
+def _display(file: str) -> str:
+    try:
+        return resolve_alias(file)
+    except Exception:  # display only; the memory itself reports the real problem
+        return file
+
+
+def _as_tool_error(exc: Exception) -> ToolException:
+    return ToolException(f"Error: {exc}")
+
+
+def _search(mem: MarkdownMemory, query: str, max_results: int | None = None) -> str:
+    try:
+        ranked = mem.search_detailed(query, max_results=max_results)
+    except MemoryPathError as exc:
+        raise _as_tool_error(exc) from exc
+    except ValueError as exc:
+        raise _as_tool_error(exc) from exc
+    except (MemoryStoreError, sqlite3.Error, OSError) as exc:
+        logger.warning("memory_search: memory unavailable: %s", exc)
+        return f"memory disabled: {exc}"
+    if not ranked.hits:
+        text = (
+            f"No memory matched {query!r}. Try other keywords (for example the user's own words) "
+            "before concluding that nothing is stored."
+        )
+    else:
+        text = format_hits(ranked.hits)
+    if ranked.degraded:
+        text += f"\n\nNote: {ranked.degraded}"
+    return text
+
+
+def _get(mem: MarkdownMemory, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+    try:
+        text = mem.get(path, start_line, end_line)
+        if text or start_line is None:
+            return text if text else f"{_display(path)} is empty."
+        total = len(mem.get(path).splitlines())
+    except (MemoryStoreError, ValueError, OSError) as exc:
+        raise _as_tool_error(exc) from exc
+    raise ToolException(
+        f"Error: {_display(path)} has {total} line(s); start_line={start_line} is past the end. "
+        "Call memory_get without start_line to read the whole file."
+    )
+
+
+def _not_found(mem: MarkdownMemory, file: str, action: str) -> ToolException:
+    shown = _display(file)
+    try:
+        mem.get(file)
+    except MemoryPathError:
+        return ToolException(
+            f"Error: {shown} does not exist, so there is nothing to {action}. Use memory_search to find "
+            "the right file, or action='append' to create it."
+        )
+    return ToolException(
+        f"Error: old_text was not found in {shown}; it must match the file exactly (spacing and "
+        f"punctuation included). Read the exact text with memory_get(path={shown!r}) first, then call "
+        f"memory_update again with old_text copied from it."
+    )
+
+
+def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file: str = "long_term",
+            old_text: str | None = None) -> str:
+    try:
+        if action == "append":
+            if not content.strip():
+                raise ToolException(
+                    "Error: content is empty: give the text to remember, e.g. '- Prefers ETFs'."
+                )
+            path = mem.append(content, file=file)
+            return f"Appended to {path}."
+        if not old_text:
+            raise ToolException(
+                f"Error: action={action!r} needs old_text, the exact text currently in the file. Read it "
+                f"with memory_get(path={_display(file)!r}) first, then call memory_update again."
+            )
+        if action == "edit":
+            if not content:
+                raise ToolException(
+                    "Error: action='edit' needs content, the replacement text; use action='delete' to remove "
+                    "old_text instead."
+                )
+            if not mem.edit(old_text, content, file=file):
+                raise _not_found(mem, file, "edit")
+            return f"Replaced the text in {_display(file)}."
+        if action == "delete":
+            if not mem.delete(old_text, file=file):
+                raise _not_found(mem, file, "delete")
+            return f"Deleted the text from {_display(file)}."
+        raise ToolException(f"Error: unknown action {action!r}; use 'append', 'edit' or 'delete'.")
+    except ToolException:
+        raise
+    except (MemoryStoreError, ValueError, OSError) as exc:
+        raise _as_tool_error(exc) from exc
+
+
+def _bind(fn: Callable[..., str], mem: MarkdownMemory) -> tuple[Callable[..., str], Callable[..., Any]]:
+    def run(**kwargs: Any) -> str:
+        return fn(mem, **kwargs)
+
+    async def arun(**kwargs: Any) -> str:
+        # Sync core in a worker thread (STYLE.md): the index is shared safely across threads.
+        return await asyncio.to_thread(fn, mem, **kwargs)
+
+    return run, arun
+
+
+def create_memory_tools(mem: MarkdownMemory) -> list[BaseTool]:
+    """``[memory_search, memory_get, memory_update]`` over ``mem``, in that order.
+
+    Example:
+        .. code-block:: python
+
+            tools = create_memory_tools(mem)
+            agent = create_agent(model, tools=tools, system_prompt=MEMORY_TOOLS_POLICY)
+    """
+    specs: list[tuple[str, str, type[BaseModel], Callable[..., str]]] = [
+        ("memory_search", SEARCH_DESCRIPTION, MemorySearchInput, _search),
+        ("memory_get", GET_DESCRIPTION, MemoryGetInput, _get),
+        ("memory_update", UPDATE_DESCRIPTION, MemoryUpdateInput, _update),
+    ]
+    tools: list[BaseTool] = []
+    for name, description, schema, fn in specs:
+        run, arun = _bind(fn, mem)
+        tools.append(
+            StructuredTool.from_function(
+                func=run,
+                coroutine=arun,
+                name=name,
+                description=description,
+                args_schema=schema,
+                infer_schema=False,
+                handle_tool_error=True,
+                handle_validation_error=_validation_message(name),
+            )
+        )
+    return tools
