@@ -1,8 +1,10 @@
 """Move a memory between machines: a ``.tar.gz`` of its Markdown, and a guarded import.
 
 The Markdown is the recoverable data; the index is derived, so the archive holds
-the managed ``.md`` files only: no index, lock, temp, hidden or non-Markdown
-files, no symlinks, nothing outside the memory folder. Members are normalised
+the memory's ``.md`` files only (the managed ones and the hidden
+``.<name>.unindexed.md`` files of items kept out of search): no index, lock,
+temp, other hidden or non-Markdown files, no symlinks, nothing outside the
+memory folder. Members are normalised
 (owner 0, mode 0644, regular files) and the gzip header carries no timestamp,
 so a round trip preserves every byte and equal memories give equal archives.
 
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import MemoryPathError, MemoryStoreError
-from .paths import is_managed_file, normalize_relpath, resolve_memory_path
+from .paths import is_memory_file, normalize_relpath, resolve_memory_path
 from .store import MarkdownStore, _umask, atomic_output
 
 if TYPE_CHECKING:
@@ -153,7 +155,7 @@ def import_archive(
 def _exportable(mem: MarkdownMemory) -> Iterator[tuple[str, bytes, int]]:
     """``(relpath, bytes, mtime)`` of each managed regular file; symlinks are left out."""
     root = mem.memory_dir
-    for rel in mem.store.list_files():
+    for rel in mem.store.list_files(include_unindexed=True):
         candidate = root / rel
         try:
             inside = [p for p in [candidate, *candidate.parents] if root in p.parents]
@@ -208,8 +210,11 @@ def _checked_members(tar: tarfile.TarFile, *, max_bytes: int, max_files: int,
             raise ArchiveError(f"Refused archive member {name!r}: links are not allowed")
         if not member.isreg() or member.issparse():
             raise ArchiveError(f"Refused archive member {name!r}: only regular files are allowed")
-        if not is_managed_file(rel):
-            raise ArchiveError(f"Refused archive member {name!r}: only visible '.md' memory files allowed")
+        if not is_memory_file(rel):
+            raise ArchiveError(
+                f"Refused archive member {name!r}: only visible '.md' memory files "
+                "(and unindexed store files) are allowed"
+            )
         if rel in files:
             raise ArchiveError(f"Refused archive: {rel!r} appears twice")
         if member.size > max_member_bytes:
@@ -269,6 +274,6 @@ def _existing_memory_files(target: Path) -> list[str]:
     for dirpath, dirnames, names in os.walk(target):
         dirnames[:] = [d for d in dirnames if not d.startswith((".", "~", "#"))]
         base = Path(dirpath).relative_to(target)
-        found += [(base / n).as_posix() for n in names if is_managed_file((base / n).as_posix())]
+        found += [(base / n).as_posix() for n in names if is_memory_file((base / n).as_posix())]
     return sorted(found)
 

@@ -80,6 +80,26 @@ def is_managed_file(relpath: str) -> bool:
     return not any(part.startswith(_IGNORED_PREFIXES) for part in posix.parts)
 
 
+_UNINDEXED_RE = re.compile(r"^\.[^./][^/]*\.unindexed\.md$")
+
+
+def is_unindexed_file(relpath: str) -> bool:
+    """True for ``.<name>.unindexed.md``: Markdown a person owns that search must not see.
+
+    The LangGraph store keeps items put with ``index=False`` there. Being
+    hidden keeps them out of the index; archives still carry them.
+    """
+    posix = PurePosixPath(relpath)
+    if not _UNINDEXED_RE.match(posix.name):
+        return False
+    return not any(part.startswith(_IGNORED_PREFIXES) for part in posix.parts[:-1])
+
+
+def is_memory_file(relpath: str) -> bool:
+    """Any Markdown file the memory owns: managed (indexed) or unindexed."""
+    return is_managed_file(relpath) or is_unindexed_file(relpath)
+
+
 def normalize_relpath(path: str) -> str:
     """Validate a user-given relative path and return it in POSIX form.
 

@@ -36,6 +36,7 @@ from .paths import (
     LONG_TERM_FILE,
     daily_file_name,
     is_managed_file,
+    is_memory_file,
     normalize_relpath,
     resolve_alias,
     resolve_memory_path,
@@ -159,40 +160,44 @@ class MarkdownStore:
         end = len(lines) if end_line is None else min(end_line, len(lines))
         return "".join(lines[start - 1 : end])
 
-    def list_files(self) -> list[str]:
+    def list_files(self, *, include_unindexed: bool = False) -> list[str]:
         """Managed Markdown files as sorted relative POSIX paths, subfolders included.
 
         Hidden entries, the index, temp files, non-Markdown files and symlinks
         leading outside the root are skipped; unreadable entries never raise.
+        ``include_unindexed`` adds the hidden ``.<name>.unindexed.md`` files
+        (memory that search must not see, but an archive must keep).
         """
-        return sorted(self.scan())
+        return sorted(self.scan(include_unindexed=include_unindexed))
 
-    def scan(self) -> dict[str, tuple[int, int]]:
+    def scan(self, *, include_unindexed: bool = False) -> dict[str, tuple[int, int]]:
         """Every managed file with its ``(mtime_ns, size)``, from one directory walk.
 
         Only symlinks pay for the full guard (``realpath``): a regular file met
         while walking the real tree under root is inside it by construction.
         """
         found: dict[str, tuple[int, int]] = {}
-        self._scan_dir(str(self.root), "", found)
+        wanted = is_memory_file if include_unindexed else is_managed_file
+        self._scan_dir(str(self.root), "", found, wanted)
         return found
 
-    def _scan_dir(self, directory: str, base: str, found: dict[str, tuple[int, int]]) -> None:
+    def _scan_dir(self, directory: str, base: str, found: dict[str, tuple[int, int]],
+                  wanted: Callable[[str], bool]) -> None:
         try:
             entries = list(os.scandir(directory))
         except OSError as exc:
             logger.debug("cannot list %s: %s", directory, exc)
             return
         for entry in entries:
-            if entry.name.startswith((".", "~", "#")):
-                continue
             rel = base + entry.name
+            if entry.name.startswith((".", "~", "#")) and not (wanted is is_memory_file and wanted(rel)):
+                continue
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if self.recursive:
-                        self._scan_dir(entry.path, rel + "/", found)
+                        self._scan_dir(entry.path, rel + "/", found, wanted)
                     continue
-                if not is_managed_file(rel):
+                if not wanted(rel):
                     continue
                 if entry.is_symlink():
                     st = os.stat(self.resolve(rel))

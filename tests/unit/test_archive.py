@@ -55,6 +55,24 @@ def test_round_trip_preserves_every_markdown_byte(full_memory: MarkdownMemory, t
         restored.close()
 
 
+def test_round_trip_keeps_unindexed_store_items_out_of_search(memory_dir: Path, tmp_path: Path) -> None:
+    with MarkdownMemory(memory_dir, embeddings="none") as mem:
+        store = mem.as_store()
+        store.put(("users", "alice"), "visible", {"content": "Likes index funds"})
+        store.put(("users", "alice"), "hidden", {"content": "Private zebra note"}, index=False)
+        archive = mem.export_archive(tmp_path / "memory.tar.gz")
+    with tarfile.open(archive) as tar:
+        assert sorted(tar.getnames()) == ["users/alice/.store.unindexed.md", "users/alice/store.md"]
+    restored = MarkdownMemory.import_archive(archive, tmp_path / "restored", embeddings="none")
+    try:
+        item = restored.as_store().get(("users", "alice"), "hidden")
+        assert item is not None and item.value == {"content": "Private zebra note"}
+        assert restored.search("zebra") == []
+        assert restored.search("index funds")
+    finally:
+        restored.close()
+
+
 def test_export_holds_only_managed_markdown(full_memory: MarkdownMemory, tmp_path: Path) -> None:
     root = full_memory.memory_dir
     (root / ".history").mkdir()

@@ -1,0 +1,522 @@
+"""The Markdown memory as a LangGraph ``BaseStore``: namespaces are folders, items are sections.
+
+The namespace ``("users", "alice")`` is the folder ``users/alice/`` under the
+memory directory, and its items are ``## <key>`` sections of two files there, in
+one format (see :mod:`.sections`), with ``value["content"]`` as the readable body:
+
+- ``store.md`` holds the items put with the default ``index``; the memory
+  indexes it like any other note, so ``mem.search``, the ``memory_search`` tool
+  and ``search(query=...)`` (answered by the memory's own hybrid pipeline) find
+  them;
+- ``.store.unindexed.md`` holds the items put with ``index=False``; its name is
+  hidden, so the memory never indexes it (no chunk, no vector), yet a person can
+  still read and edit it, and ``get``, searches without a query and
+  ``list_namespaces`` read it.
+
+A key lives in one of the two; a put that changes its ``index`` moves it in one
+locked operation that writes the new copy before removing the old, and reads
+prefer ``store.md`` should a crash leave it in both. Every read parses the
+current files, so a hand edit is seen by the next ``get``; writes are locked
+read-modify-writes, and the index picks up ``store.md`` changes on the next
+search.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory import MarkdownMemory
+
+        mem = MarkdownMemory("memory", embeddings="none")
+        store = mem.as_store()
+        store.put(("users", "alice"), "food", {"content": "Loves Sichuan hotpot", "kind": "preference"})
+        assert store.get(("users", "alice"), "food").value["kind"] == "preference"
+        hits = store.search(("users",), query="hotpot")
+        assert hits[0].key == "food" and hits[0].score > 0
+        store.put(("users", "alice"), "pin", {"content": "PIN hint: birthday"}, index=False)
+        assert mem.search("birthday") == []  # in users/alice/.store.unindexed.md
+        assert store.get(("users", "alice"), "pin") is not None
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    validate_op_namespace,
+)
+
+from .errors import MemoryPathError
+from .paths import is_managed_file
+from .sections import (
+    Change,
+    FileChanges,
+    ParsedFile,
+    StoredItem,
+    apply_changes,
+    check_key,
+    find_item,
+    merged_items,
+    namespace_preamble,
+    parse_sections,
+    plan_changes,
+)
+
+if TYPE_CHECKING:
+    from .memory import MarkdownMemory
+
+__all__ = ["NAMESPACE_FILE", "MarkdownBaseStore", "unindexed_file_name"]
+
+logger = logging.getLogger(__name__)
+
+NAMESPACE_FILE = "store.md"
+"""The Markdown file holding one namespace's items, inside the namespace's folder."""
+
+
+def unindexed_file_name(file_name: str = NAMESPACE_FILE) -> str:
+    """The hidden sibling of a namespace file, for ``index=False`` items (``.store.unindexed.md``)."""
+    name = PurePosixPath(file_name)
+    return f".{name.stem}.unindexed{name.suffix}"
+
+
+# The most hits one query search asks the pipeline for while looking for enough store items.
+_MAX_QUERY_POOL = 1000
+_BAD_LABEL_RE = re.compile(r"[/\\\x00-\x1f\x7f\ud800-\udfff]")
+
+
+class MarkdownBaseStore(BaseStore):
+    """A LangGraph ``BaseStore`` whose items are ``## key`` sections of Markdown files.
+
+    Args:
+        memory: the :class:`~langchain_md_memory.MarkdownMemory` whose folder,
+            lock and search pipeline the store uses.
+        file_name: the namespace file in each namespace folder (a visible
+            ``.md`` name, so it is indexed and searchable); ``index=False``
+            items go to its hidden sibling, see :func:`unindexed_file_name`.
+
+    Namespace labels must be non-empty and free of ``/``, ``\\``, ``.``,
+    control characters and surrounding whitespace, and must not start with
+    ``~`` or ``#`` (folders the memory ignores); bad labels raise
+    ``InvalidNamespaceError``. Keys must fit on a Markdown heading line: see
+    :func:`.sections.check_key` (a put with a bad key raises ``ValueError``;
+    a get of one returns ``None``). ``index=False`` items live in the hidden
+    sibling file: readable through ``get``, filter searches and
+    ``list_namespaces``, never in the memory's index, so they answer neither a
+    ``query`` nor ``mem.search``. TTLs are not supported.
+
+    Example:
+        .. code-block:: python
+
+            from langchain.agents import create_agent
+
+            agent = create_agent(model, tools=[...], store=mem.as_store())
+    """
+
+    __slots__ = ("_file_name", "_hidden_name", "_memory")
+
+    def __init__(self, memory: MarkdownMemory, *, file_name: str = NAMESPACE_FILE) -> None:
+        if "/" in file_name or not is_managed_file(file_name):
+            raise ValueError(f"file_name must be a visible '.md' name without folders, got {file_name!r}")
+        self._memory = memory
+        self._file_name = file_name
+        self._hidden_name = unindexed_file_name(file_name)
+
+    @property
+    def memory(self) -> MarkdownMemory:
+        """The memory this store reads and writes."""
+        return self._memory
+
+    def namespace_path(self, namespace: tuple[str, ...]) -> str:
+        """The namespace file's path relative to the memory directory (``users/alice/store.md``).
+
+        Raises:
+            InvalidNamespaceError: for an empty namespace or a bad label.
+        """
+        return _file_path(namespace, self._file_name)
+
+    def unindexed_path(self, namespace: tuple[str, ...]) -> str:
+        """The hidden file of the namespace's ``index=False`` items (``users/alice/.store.unindexed.md``).
+
+        Raises:
+            InvalidNamespaceError: for an empty namespace or a bad label.
+        """
+        return _file_path(namespace, self._hidden_name)
+
+    # -- BaseStore ----------------------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` in order; each result is at the position of its op.
+
+        Consecutive puts are grouped into one locked operation per namespace
+        (one rewrite per file, three when keys move both ways between the
+        indexed and the hidden file); a get or search after a put in the same
+        batch sees it.
+        """
+        ops = list(ops)
+        for op in ops:
+            _validate_op(op)
+        results: list[Result] = [None] * len(ops)
+        pending: list[PutOp] = []
+        for i, op in enumerate(ops):
+            if isinstance(op, PutOp):
+                pending.append(op)
+                continue
+            self._flush(pending)
+            pending = []
+            if isinstance(op, GetOp):
+                results[i] = self._get(op.namespace, op.key)
+            elif isinstance(op, SearchOp):
+                results[i] = self._search(op)
+            elif isinstance(op, ListNamespacesOp):
+                results[i] = self._list_namespaces(op)
+            else:
+                raise ValueError(f"Unknown operation type: {type(op).__name__}")
+        self._flush(pending)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Async twin of :meth:`batch` (file and SQLite work runs in a worker thread)."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # -- get / put ----------------------------------------------------------------------
+
+    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
+        try:
+            check_key(key)
+        except ValueError:
+            return None  # such a key can never have been stored
+        found = find_item(key, *self._read_namespace(namespace))
+        return None if found is None else _to_item(namespace, found)
+
+    def _flush(self, puts: Sequence[PutOp]) -> None:
+        by_namespace: dict[tuple[str, ...], list[Change]] = {}
+        for op in puts:
+            if op.value is None:
+                change = Change(op.key, None)
+            else:
+                check_key(op.key)
+                change = Change(op.key, op.value, indexed=op.index is not False)
+            by_namespace.setdefault(tuple(op.namespace), []).append(change)
+        for namespace, changes in by_namespace.items():
+            self._write(namespace, changes)
+
+    def _write(self, namespace: tuple[str, ...], changes: list[Change]) -> None:
+        now = dt.datetime.now(dt.UTC)
+        # One lock (re-entrant) from the reads to the last write: two writers to a namespace never lose
+        # each other's items, and no other writer sees a move half done.
+        with self._memory.store.locked():
+            steps = plan_changes(changes, *self._read_namespace(namespace), now=now)
+            indexed_changed = [self._apply(namespace, step, now) for step in steps]
+        if any(indexed_changed):
+            self._memory.indexer.mark_dirty()
+
+    def _apply(self, namespace: tuple[str, ...], step: FileChanges, now: dt.datetime) -> bool:
+        """Make one write of a plan; True when it changed the indexed file."""
+        rel = self.namespace_path(namespace) if step.indexed else self.unindexed_path(namespace)
+        preamble = namespace_preamble(namespace, indexed=step.indexed)
+        fallback = self._mtime(rel)
+
+        def rewrite(old: str | None) -> str | None:
+            return apply_changes(old, step.changes, now=now, preamble=preamble, fallback_time=fallback)
+
+        logger.debug("store: applying %d change(s) to %s", len(step.changes), rel)
+        if not step.indexed and _only_preamble(rewrite(self._text(rel)), preamble):
+            self._memory.store.remove(rel)  # its last item left: no empty hidden file lingers
+            return False
+        return self._memory.store.update(rel, rewrite) and step.indexed
+
+    # -- search ---------------------------------------------------------------------
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        _check_page(op.limit, op.offset)
+        prefix = tuple(op.namespace_prefix)
+        if op.query:
+            ranked = self._query_search(op, prefix)
+        else:
+            found = [
+                (item, None)
+                for namespace in self._namespaces(prefix)
+                for item in (_to_item(namespace, s) for s in merged_items(*self._read_namespace(namespace)))
+                if _matches(item.value, op.filter)
+            ]
+            ranked = sorted(found, key=lambda pair: pair[0].updated_at, reverse=True)
+        return [_to_search_item(item, score) for item, score in ranked[op.offset : op.offset + op.limit]]
+
+    def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[tuple[Item, float | None]]:
+        assert op.query is not None
+        want = op.offset + op.limit
+        pool = min(max(2 * want, 10), _MAX_QUERY_POOL)
+        while True:
+            hits = self._memory.search_detailed(op.query, max_results=pool).hits
+            cache: dict[str, ParsedFile | None] = {}
+            best: dict[tuple[tuple[str, ...], str], tuple[Item, float]] = {}
+            for hit in hits:
+                namespace = self._namespace_of(hit.path)
+                if namespace is None or namespace[: len(prefix)] != prefix:
+                    continue
+                if hit.path not in cache:
+                    cache[hit.path] = self._read(hit.path)
+                parsed = cache[hit.path]
+                for stored in parsed.unique() if parsed is not None else ():
+                    overlaps = stored.start_line <= hit.end_line and hit.start_line <= stored.end_line
+                    if not overlaps or not stored.indexed:
+                        continue
+                    item = _to_item(namespace, stored)
+                    if not _matches(item.value, op.filter):
+                        continue
+                    ident = (namespace, stored.key)
+                    if ident not in best or best[ident][1] < hit.score:
+                        best[ident] = (item, hit.score)
+            # Other memory files share the ranking: widen until enough store items or no more hits.
+            if len(best) >= want or len(hits) < pool or pool >= _MAX_QUERY_POOL:
+                break
+            pool = min(pool * 4, _MAX_QUERY_POOL)
+        ordered = sorted(best.values(), key=lambda pair: pair[1], reverse=True)
+        return [(item, score) for item, score in ordered]
+
+    # -- namespaces -----------------------------------------------------------------
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        _check_page(op.limit, op.offset)
+        if op.max_depth is not None and op.max_depth < 0:
+            raise ValueError(f"max_depth must be 0 or more, got {op.max_depth}")
+        namespaces = [
+            namespace
+            for namespace in self._namespaces(())
+            if all(_does_match(condition, namespace) for condition in op.match_conditions or ())
+            and any(parsed is not None and parsed.items for parsed in self._read_namespace(namespace))
+        ]
+        if op.max_depth is not None:
+            namespaces = list({namespace[: op.max_depth] for namespace in namespaces})
+        return sorted(namespaces)[op.offset : op.offset + op.limit]
+
+    def _namespaces(self, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """Every namespace under ``prefix`` whose folder holds either of its files, sorted.
+
+        A walk of the prefix's folder rather than ``list_files()``, which skips
+        the hidden file. Like ``scan()`` it neither enters symlinked folders
+        nor keeps a file whose symlink leads outside the memory directory.
+        """
+        store = self._memory.store
+        if not store.recursive:
+            return []  # a flat memory (the global one) has no folders of its own
+        top = os.path.join(store.root, *prefix)
+        if os.path.realpath(top) != top:
+            return []  # the prefix folder is reached through a symlink
+        names = (self._file_name, self._hidden_name)
+        found: list[tuple[str, ...]] = []
+        for folder, dirnames, filenames in os.walk(top):
+            # A folder that cannot be a label holds no namespace, nor does anything below it.
+            dirnames[:] = [d for d in dirnames if _is_label(d)]
+            rel = os.path.relpath(folder, top)
+            namespace = prefix if rel == "." else (*prefix, *rel.split(os.sep))
+            if namespace and any(n in filenames and self._is_file(namespace, n) for n in names):
+                found.append(namespace)
+        return sorted(found)
+
+    def _is_file(self, namespace: tuple[str, ...], name: str) -> bool:
+        try:
+            return self._memory.store.stat("/".join((*namespace, name))) is not None
+        except MemoryPathError:
+            return False
+
+    def _namespace_of(self, rel: str) -> tuple[str, ...] | None:
+        parts = PurePosixPath(rel).parts
+        if len(parts) < 2 or parts[-1] != self._file_name:
+            return None
+        namespace = tuple(parts[:-1])
+        try:
+            _check_labels(namespace)
+        except InvalidNamespaceError:
+            return None  # a folder a namespace could not have made (e.g. "v1.2") is not ours
+        return namespace
+
+    # -- files ------------------------------------------------------------------------
+
+    def _read_namespace(self, namespace: tuple[str, ...]) -> tuple[ParsedFile | None, ParsedFile | None]:
+        """The namespace's (indexed, unindexed) files parsed now; readers prefer the first."""
+        return self._read(self.namespace_path(namespace)), self._read(self.unindexed_path(namespace))
+
+    def _read(self, rel: str) -> ParsedFile | None:
+        """A namespace file parsed now (never cached), or ``None`` when it does not exist."""
+        text = self._text(rel)
+        return None if text is None else parse_sections(text, fallback_time=self._mtime(rel))
+
+    def _text(self, rel: str) -> str | None:
+        if not self._memory.store.resolve(rel).is_file():  # the path guard raises for escapes
+            return None
+        return self._memory.get(rel)
+
+    def _mtime(self, rel: str) -> dt.datetime:
+        stat = self._memory.store.stat(rel)
+        seconds = stat[0] / 1e9 if stat is not None else 0.0
+        return dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+    def __repr__(self) -> str:
+        return f"MarkdownBaseStore({str(self._memory.memory_dir)!r}, file_name={self._file_name!r})"
+
+
+# -- helpers ------------------------------------------------------------------------
+
+
+def _validate_op(op: Op) -> None:
+    validate_op_namespace(op)
+    if isinstance(op, GetOp | PutOp):
+        if not op.namespace:
+            raise InvalidNamespaceError("Namespace cannot be empty: items live in a namespace folder")
+        _check_labels(op.namespace)
+    elif isinstance(op, SearchOp):
+        _check_labels(op.namespace_prefix)
+    elif isinstance(op, ListNamespacesOp):
+        for condition in op.match_conditions or ():
+            _check_labels(tuple(label for label in condition.path if label != "*"))
+
+
+def _file_path(namespace: tuple[str, ...], name: str) -> str:
+    if not namespace:
+        raise InvalidNamespaceError("Namespace cannot be empty: items live in a namespace folder")
+    _check_labels(namespace)
+    return "/".join((*namespace, name))
+
+
+def _is_label(name: str) -> bool:
+    try:
+        _check_labels((name,))
+    except InvalidNamespaceError:
+        return False
+    return True
+
+
+def _only_preamble(text: str | None, preamble: str) -> bool:
+    """True when ``text`` is a namespace file with no items and the store's own preamble only."""
+    if text is None:
+        return False
+    parsed = parse_sections(text, fallback_time=dt.datetime.now(dt.UTC))
+    return not parsed.items and parsed.preamble.strip() == preamble.strip()
+
+
+def _check_labels(namespace: Sequence[str]) -> None:
+    for label in namespace:
+        if not isinstance(label, str) or not label:
+            raise InvalidNamespaceError(
+                f"Namespace labels must be non-empty strings, got {label!r} in {tuple(namespace)}"
+            )
+        if "." in label or _BAD_LABEL_RE.search(label):
+            raise InvalidNamespaceError(
+                f"Namespace label {label!r} in {tuple(namespace)} cannot hold '.', '/', '\\\\', control "
+                "characters or lone surrogates: each label is a folder name"
+            )
+        if label != label.strip() or label.startswith(("~", "#")):
+            raise InvalidNamespaceError(
+                f"Namespace label {label!r} in {tuple(namespace)} cannot have surrounding whitespace "
+                "or start with '~' or '#' (the memory ignores such folders)"
+            )
+
+
+def _check_page(limit: int, offset: int) -> None:
+    if limit < 0 or offset < 0:
+        raise ValueError(f"limit and offset must be 0 or more, got limit={limit}, offset={offset}")
+
+
+def _to_item(namespace: tuple[str, ...], stored: StoredItem) -> Item:
+    return Item(
+        value=stored.value,
+        key=stored.key,
+        namespace=namespace,
+        created_at=stored.created_at,
+        updated_at=stored.updated_at,
+    )
+
+
+def _to_search_item(item: Item, score: float | None) -> SearchItem:
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=score,
+    )
+
+
+def _does_match(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    """Prefix or suffix match with ``"*"`` wildcards, as LangGraph's InMemoryStore does it."""
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    if condition.match_type == "prefix":
+        pairs = zip(namespace, path, strict=False)
+    elif condition.match_type == "suffix":
+        pairs = zip(reversed(namespace), reversed(path), strict=False)
+    else:
+        raise ValueError(f"Unsupported match type: {condition.match_type!r}")
+    return all(want == "*" or label == want for label, want in pairs)
+
+
+def _matches(value: dict[str, Any], filter: dict[str, Any] | None) -> bool:
+    """Whether ``value`` passes ``filter`` (equality, nested dicts, ``$eq $ne $gt $gte $lt $lte``)."""
+    return not filter or all(_compare(value.get(key), wanted) for key, wanted in filter.items())
+
+
+def _compare(actual: Any, wanted: Any) -> bool:
+    if isinstance(wanted, dict):
+        if any(str(k).startswith("$") for k in wanted):
+            return all(_apply_operator(actual, op, operand) for op, operand in wanted.items())
+        return isinstance(actual, dict) and all(_compare(actual.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, list | tuple):
+        return (
+            isinstance(actual, list | tuple)
+            and len(actual) == len(wanted)
+            and all(_compare(a, w) for a, w in zip(actual, wanted, strict=True))
+        )
+    return bool(actual == wanted)
+
+
+def _apply_operator(actual: Any, op: str, operand: Any) -> bool:
+    if op == "$eq":
+        return bool(actual == operand)
+    if op == "$ne":
+        return bool(actual != operand)
+    if op not in ("$gt", "$gte", "$lt", "$lte"):
+        raise ValueError(f"Unsupported filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte")
+    left, right = _comparable(actual, operand)
+    if left is None or right is None:
+        return False  # a missing or incomparable field never satisfies an ordering
+    if op == "$gt":
+        return bool(left > right)
+    if op == "$gte":
+        return bool(left >= right)
+    if op == "$lt":
+        return bool(left < right)
+    return bool(left <= right)
+
+
+def _comparable(actual: Any, operand: Any) -> tuple[Any, Any]:
+    """Both as numbers (``"5"`` counts), else both as strings (ISO dates sort), else ``None``."""
+    if isinstance(actual, str) and isinstance(operand, str):
+        try:
+            return float(actual), float(operand)
+        except ValueError:
+            return actual, operand
+    try:
+        if isinstance(actual, bool) or actual is None:
+            return None, None
+        return float(actual), float(operand)
+    except (TypeError, ValueError):
+        return None, None
