@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -31,12 +31,19 @@ class TemporalDecayConfig(_Frozen):
 
 
 class MMRConfig(_Frozen):
-    """Stage 4: maximal marginal relevance over the top ``pool_multiplier × k``."""
+    """Stage 4: maximal marginal relevance over the top ``pool_multiplier × k``.
+
+    ``similarity`` compares hits by CJK-aware token-set Jaccard (default), by
+    embedding cosine, or ``auto`` (cosine when every hit has a vector). Jaccard
+    is the default because it measured better: e5-style embeddings put every
+    note of one memory at cosine 0.8-1.0, so cosine barely tells a duplicate
+    from a different note.
+    """
 
     enabled: bool = True
     lambda_: float = Field(0.7, alias="lambda", ge=0.0, le=1.0)
     pool_multiplier: int = Field(2, ge=1)
-    similarity: str = Field("auto", pattern="^(auto|jaccard|cosine)$")
+    similarity: Literal["jaccard", "cosine", "auto"] = "jaccard"
 
 
 class SourceWeights(_Frozen):

