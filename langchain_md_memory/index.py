@@ -29,7 +29,7 @@ from typing import Any, cast
 import numpy as np
 
 from .errors import MemoryIndexError
-from .text import fts_query, query_terms
+from .text import query_terms
 from .types import ChunkRecord, FileKind
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
@@ -40,6 +40,10 @@ SCHEMA_VERSION = "1"
 
 _BM25_K1 = 1.2
 _BM25_B = 0.75
+# Keyword recall reads about this many postings at most (see _bounded_terms; measured in bench/):
+# at 12k chunks it halves keyword latency and keeps 99% of the exact top 24. Longer queries are cut.
+_FTS_POSTINGS_BUDGET = 5_000
+_FTS_MAX_TERMS = 32
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -147,8 +151,12 @@ class MemoryIndex:
         """Open (or create) the index at ``path``; rebuild it when unusable.
 
         A file that is not a SQLite database, is corrupt, or carries another
-        schema version is moved out of the way and a fresh index is created:
-        the Markdown is the source of truth, so nothing is lost.
+        schema version is deleted and a fresh index is created in its place:
+        the Markdown is the source of truth, so nothing is lost. A file that is
+        locked by another process, read-only, or cannot be opened at all is left
+        alone and :class:`MemoryIndexError` is raised (the facade then answers
+        from an in-memory index): deleting it would not help, or would pull the
+        index out from under its other user.
         """
         target = os.fspath(path)
         try:
@@ -156,11 +164,13 @@ class MemoryIndex:
         except (sqlite3.DatabaseError, _SchemaMismatch) as exc:
             if target == ":memory:":
                 raise MemoryIndexError(f"cannot create an in-memory index: {exc}") from exc
+            if isinstance(exc, sqlite3.OperationalError) and _not_damage(exc):
+                raise MemoryIndexError(f"cannot use index {target}: {exc}") from exc
             logger.warning("index %s is unusable (%s); rebuilding it from the Markdown", target, exc)
-            _remove_index_files(target)
             try:
+                _remove_index_files(target)
                 return cls._open_checked(target, busy_timeout_ms)
-            except sqlite3.DatabaseError as again:
+            except (sqlite3.DatabaseError, OSError) as again:
                 raise MemoryIndexError(f"cannot create index {target}: {again}") from again
 
     @classmethod
@@ -341,12 +351,16 @@ class MemoryIndex:
 
     # -- embeddings ---------------------------------------------------------------
 
-    def chunks_missing_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
-        """Up to ``limit`` chunks without a vector: (rowid, embed_hash, heading, text)."""
+    def chunks_missing_vectors(self, limit: int, *, after_rowid: int = 0) -> list[tuple[int, str, str, str]]:
+        """Up to ``limit`` chunks without a vector, rowid above ``after_rowid``, in rowid order.
+
+        Returns (rowid, embed_hash, heading, text). Pass the last rowid seen as
+        ``after_rowid`` to page through them without rescanning earlier rows.
+        """
         rows = self._query(
             "SELECT rowid, embed_hash, heading, text FROM chunks "
-            "WHERE embedding IS NULL ORDER BY rowid LIMIT ?",
-            (limit,),
+            "WHERE embedding IS NULL AND rowid > ? ORDER BY rowid LIMIT ?",
+            (after_rowid, limit),
         ).fetchall()
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
@@ -407,36 +421,49 @@ class MemoryIndex:
         term would score nothing. Scores are divided by the best hit's, so the
         best match scores 1 and the order follows BM25 relevance.
         """
+        # The statements below must see one snapshot: another process's sync between them would
+        # delete the candidates or, as SQLite reuses rowids, put other chunks under their rowids.
+        with self._read_snapshot():
+            return self._keyword_search(query, limit)
+
+    def _keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
-        # FTS5's ranking picks the candidates (bounded), ours orders them.
-        rows = self._query(
-            f"SELECT {_CHUNK_COLUMNS}, chunks_fts.terms FROM chunks_fts "
-            "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ? "
-            "ORDER BY bm25(chunks_fts), c.rowid LIMIT ?",
-            (fts_query(query), max(4 * limit, 64)),
-        ).fetchall()
-        if not rows:
-            return []
-        n_docs, avg_len = self._corpus_stats()
+        terms = terms[:_FTS_MAX_TERMS]
         marks = ",".join("?" * len(terms))
         df = dict(
             self._query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall()
         )
+        # FTS5's ranking picks the candidates (bounded), ours orders them. Only rowids
+        # come out of FTS5, so no chunk text is read beyond the candidates' terms and the hits' records.
+        candidates = [r[0] for r in self._query(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?",
+            (_match_expression(_bounded_terms(terms, df)), max(2 * limit, 32)),
+        ).fetchall()]
+        if not candidates:
+            return []
+        n_docs, avg_len = self._corpus_stats()
         idf = {t: math.log(1.0 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
-        scored: list[tuple[float, int, ChunkRecord]] = []
-        for row in rows:
-            doc_terms = row[10].split()
+        scored: list[tuple[float, int]] = []
+        marks = ",".join("?" * len(candidates))
+        for rowid, indexed in self._query(
+            f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({marks})", candidates
+        ).fetchall():
+            doc_terms = indexed.split()
             counts = Counter(doc_terms)
             norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * len(doc_terms) / avg_len)
             score = sum(idf[t] * counts[t] * (_BM25_K1 + 1) / (counts[t] + norm) for t in terms if counts[t])
-            scored.append((score, row[0], _record(row)))
+            scored.append((score, rowid))
         scored.sort(key=lambda item: (-item[0], item[1]))
-        best = scored[0][0]
+        top = scored[:limit]
+        if not top:  # the candidates were deleted (another thread's or process's sync) between queries
+            return []
+        records = self._records_by_rowid([rowid for _, rowid in top])
+        best = top[0][0]
         if best <= 0.0:
-            return [(rec, 1.0) for _, _, rec in scored[:limit]]
-        return [(rec, max(score / best, 1e-6)) for score, _, rec in scored[:limit]]
+            return [(records[rowid], 1.0) for _, rowid in top if rowid in records]
+        return [(records[rowid], max(score / best, 1e-6)) for score, rowid in top if rowid in records]
 
     def _corpus_stats(self) -> tuple[int, float]:
         generation = self._generation()
@@ -447,11 +474,13 @@ class MemoryIndex:
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
         """Cosine recall over the in-memory normalised matrix, scores clipped to [0, 1]."""
-        matrix = self._vector_matrix()
-        top = matrix.top_k(query, limit)
-        if not top:
-            return []
-        by_rowid = self._records_by_rowid([rowid for rowid, _ in top])
+        # One snapshot from the generation check to the records: see keyword_search.
+        with self._read_snapshot():
+            matrix = self._vector_matrix()
+            top = matrix.top_k(query, limit)
+            if not top:
+                return []
+            by_rowid = self._records_by_rowid([rowid for rowid, _ in top])
         return [(by_rowid[rowid], score) for rowid, score in top if rowid in by_rowid]
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -492,7 +521,7 @@ class MemoryIndex:
                 # Another process changed the index (or first use): reload all vectors,
                 # streamed into one preallocated matrix (never every blob at once, never text).
                 expected = int(self._query("SELECT count(embedding) FROM chunks").fetchone()[0])
-                rows = self._query("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL")
+                rows = self._stream("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL")
                 matrix = _VectorMatrix.load(rows, expected)
                 matrix.generation = generation
                 self._vectors = matrix
@@ -511,12 +540,38 @@ class MemoryIndex:
             "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
         )
 
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> _Rows:
+        # Rows are read whole under the lock: a cursor read after it is released lets another thread
+        # write on the shared connection mid-query, and FTS5 then aborts the read ("query aborted").
         with self._lock:
             try:
-                return cast(sqlite3.Cursor, _retry_locked(lambda: self._conn.execute(sql, params)))
+                return _Rows(_retry_locked(lambda: self._conn.execute(sql, params).fetchall()))
             except sqlite3.Error as exc:
                 raise MemoryIndexError(f"index query failed on {self.path}: {exc}") from exc
+
+    def _stream(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """A lazy cursor for a large read; the caller holds ``self._lock`` until it is consumed."""
+        try:
+            return cast(sqlite3.Cursor, _retry_locked(lambda: self._conn.execute(sql, params)))
+        except sqlite3.Error as exc:
+            raise MemoryIndexError(f"index query failed on {self.path}: {exc}") from exc
+
+    @contextlib.contextmanager
+    def _read_snapshot(self) -> Iterator[None]:
+        """Run several reads in one read transaction (one WAL snapshot), holding the lock throughout."""
+        with self._lock:
+            if self._conn.in_transaction:
+                yield
+                return
+            try:
+                self._conn.execute("BEGIN")  # deferred: takes no lock; the first read pins the snapshot
+            except sqlite3.Error as exc:
+                raise MemoryIndexError(f"cannot read index {self.path}: {exc}") from exc
+            try:
+                yield
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -538,6 +593,32 @@ class MemoryIndex:
                     with contextlib.suppress(sqlite3.Error):
                         self._conn.execute("ROLLBACK")
                     raise MemoryIndexError(f"cannot write index {self.path}: {exc}") from exc
+
+
+def _match_expression(terms: Sequence[str]) -> str:
+    """OR of double-quoted terms, like :func:`text.fts_query`, for already tokenised terms."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _bounded_terms(terms: Sequence[str], df: dict[str, int]) -> list[str]:
+    """The query terms FTS5 recalls candidates with, capped at ``_FTS_POSTINGS_BUDGET`` postings.
+
+    FTS5 scores every chunk matching any term, so one stopword in a 100k-chunk
+    memory costs ~100k BM25 evaluations. Within the budget (always, in a small
+    memory) every term is kept; over it, the rarest terms are kept and the most
+    frequent dropped from recall only: every term still counts in the scoring.
+    Terms the vocabulary does not know are always kept.
+    """
+    if sum(df.get(t, 0) for t in terms) <= _FTS_POSTINGS_BUDGET:
+        return list(terms)
+    kept: set[str] = {t for t in terms if t not in df}
+    total = 0
+    for term in sorted((t for t in terms if t in df), key=lambda t: df[t]):
+        if total and total + df[term] > _FTS_POSTINGS_BUDGET:
+            break
+        kept.add(term)
+        total += df[term]
+    return [t for t in terms if t in kept]
 
 
 class _VectorMatrix:
@@ -592,7 +673,7 @@ class _VectorMatrix:
             rowids, vectors = list(latest), list(latest.values())
         block = np.vstack([np.asarray(v, dtype=np.float32) for v in vectors])
         norms = np.linalg.norm(block, axis=1, keepdims=True)
-        block = block / np.where(norms == 0, 1.0, norms)
+        np.divide(block, np.where(norms == 0, 1.0, norms), out=block)
         with self._lock:
             if self._data is not None and self._data.shape[1] != block.shape[1]:
                 raise MemoryIndexError("stored vectors have mixed dimensions; run a forced sync")
@@ -669,6 +750,16 @@ class _SchemaMismatch(Exception):
     pass
 
 
+class _Rows(list[Any]):
+    """All rows of one query, with the two cursor methods callers use."""
+
+    def fetchone(self) -> Any:
+        return self[0] if self else None
+
+    def fetchall(self) -> list[Any]:
+        return self
+
+
 def _schema_version(conn: sqlite3.Connection) -> str | None:
     has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
     if has_meta is None:
@@ -701,6 +792,12 @@ def _retry_locked(fn: Any, attempts: int = 5) -> Any:
                 raise
             time.sleep(0.05 * 2**attempt)
     raise AssertionError("unreachable")
+
+
+def _not_damage(exc: sqlite3.OperationalError) -> bool:
+    """Locked, read-only or unopenable: a problem of access, not of the file's content."""
+    message = str(exc).lower()
+    return any(word in message for word in ("locked", "busy", "readonly", "read-only", "unable to open"))
 
 
 def _remove_index_files(target: str) -> None:

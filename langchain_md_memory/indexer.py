@@ -291,20 +291,14 @@ class Indexer:
         if fingerprint is None or self.embedder is None:
             return
         batch = self.config.embedding_batch_size * 8
-        attempted: set[int] = set()
-        # Rows attempted but still without a vector. Normally none: asking for
-        # batch + len(attempted) rows instead made every round re-read all earlier rows (quadratic).
-        stuck: set[int] = set()
+        # A rowid cursor visits each chunk once; re-reading from the first rowid
+        # every round (and skipping rows already attempted) was quadratic in the chunk count.
+        after = 0
         while True:
-            limit = batch + len(stuck)
-            missing = self.index.chunks_missing_vectors(limit)
-            stuck.update(p[0] for p in missing if p[0] in attempted)
-            pending = [p for p in missing if p[0] not in attempted][:batch]
+            pending = self.index.chunks_missing_vectors(batch, after_rowid=after)
             if not pending:
-                if len(missing) < limit:
-                    return
-                continue  # a full window of stuck rows: widen it (stuck grew) and look again
-            attempted.update(p[0] for p in pending)
+                return
+            after = pending[-1][0]
             cached = self.index.cached_vectors([p[1] for p in pending], fingerprint)
             # One call per distinct text: duplicates in a batch share a vector.
             todo = list({p[1]: p for p in pending if p[1] not in cached}.values())

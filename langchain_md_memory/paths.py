@@ -52,9 +52,10 @@ def resolve_alias(file: str, today: dt.date | None = None) -> str:
 
 def daily_date(relpath: str) -> dt.date | None:
     """The date of a daily log from its name (``2026-07-14.md``), else ``None``."""
-    name = PurePosixPath(relpath).name
+    # Plain string splitting: this runs for every hit of every search.
+    folder, _, name = relpath.rpartition("/")
     match = _DAILY_RE.match(name)
-    if match is None or PurePosixPath(relpath).parent.name == SESSIONS_DIR:
+    if match is None or folder.rpartition("/")[2] == SESSIONS_DIR:
         return None
     try:
         return dt.date(int(match[1]), int(match[2]), int(match[3]))
@@ -64,8 +65,7 @@ def daily_date(relpath: str) -> dt.date | None:
 
 def file_kind(relpath: str) -> FileKind:
     """``session`` under ``sessions/``, ``daily`` for dated files, else ``evergreen``."""
-    parts = PurePosixPath(relpath).parts
-    if SESSIONS_DIR in parts[:-1]:
+    if SESSIONS_DIR in relpath.split("/")[:-1]:
         return "session"
     if daily_date(relpath) is not None:
         return "daily"

@@ -1,0 +1,1 @@
+"""Benchmarks of langchain-md-memory: ``python -m bench [--quick]`` (see :mod:`bench.run`)."""

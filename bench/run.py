@@ -1,0 +1,571 @@
+"""The benchmark: build synthetic memories through :class:`MarkdownMemory`, time sync and search.
+
+Run from the repository root::
+
+    python -m bench --quick                  # CI smoke: 1k and 12k chunks, few queries
+    python -m bench                          # 1k, 10k, 100k through the facade + matrix-only 1M
+    python -m bench --sizes 1000,50000 --json out.json
+
+Every speed is reported next to baselines measured in the same run on the same
+vectors (see :mod:`bench.baselines`), as ratios. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from langchain_md_memory import MarkdownMemory, MemoryConfig
+from langchain_md_memory import index as index_module
+from langchain_md_memory.index import _VectorMatrix
+from langchain_md_memory.indexer import Indexer
+
+from .baselines import (
+    NumpyFloor,
+    SqliteVecKNN,
+    read_vectors,
+    spec_linear_scan,
+    spec_linear_scan_numpy,
+    sqlite_vec_status,
+)
+from .synthetic import DIM, HashingEmbeddings, edit_one_paragraph, make_queries, write_memory
+
+__all__ = ["bench_matrix", "bench_size", "main"]
+
+QUICK_SIZES = (1_000, 12_000)
+FULL_SIZES = (1_000, 10_000, 100_000)
+FULL_MATRIX_SIZES = (1_000_000,)
+_PROBE_CONFIG = {"stat_check_max_files": 0}
+
+
+def _rss_mb() -> float:
+    """Current resident set size (Linux ``/proc``), else the peak."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return _peak_rss_mb()
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _timed(fn: Callable[..., object], *args: Any) -> float:
+    t0 = time.perf_counter()
+    fn(*args)
+    return (time.perf_counter() - t0) * 1000
+
+
+def _stats(ms: Sequence[float]) -> dict[str, float]:
+    arr = np.asarray(ms, dtype=np.float64)
+    return {
+        "p50_ms": round(float(np.percentile(arr, 50)), 3),
+        "p95_ms": round(float(np.percentile(arr, 95)), 3),
+        "n": len(ms),
+    }
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 2) if b > 0 else None
+
+
+def _overlap(a: Sequence[tuple[int, float]], b: Sequence[tuple[int, float]]) -> float:
+    top_a, top_b = {r for r, _ in a}, {r for r, _ in b}
+    return len(top_a & top_b) / max(len(top_a), 1)
+
+
+def _disk_mb(path: str) -> float:
+    return sum(os.path.getsize(path + s) for s in ("", "-wal", "-shm") if os.path.exists(path + s)) / 1e6
+
+
+def probe(root: str) -> dict[str, float]:
+    """In a fresh process: RSS after opening a memory and after its first hybrid search."""
+    base = _rss_mb()
+    t0 = time.perf_counter()
+    mem = MarkdownMemory(root, embeddings=HashingEmbeddings(), config=_PROBE_CONFIG)
+    opened = _rss_mb()
+    open_ms = (time.perf_counter() - t0) * 1000
+    first_ms = _timed(lambda: mem.search("what did i decide about the bond ladder"))
+    searched = _rss_mb()
+    mem.close()
+    return {
+        "rss_start_mb": round(base, 1),
+        "rss_after_open_mb": round(opened, 1),
+        "rss_after_first_search_mb": round(searched, 1),
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "open_ms": round(open_ms, 1),
+        "first_search_ms": round(first_ms, 1),
+    }
+
+
+def _run_probe(root: Path) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "bench", "--probe", str(root)]
+    done = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        check=False,
+        timeout=1800,
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "probe failed"}
+    return dict(json.loads(done.stdout))
+
+
+def bench_size(n: int, workdir: Path, *, queries: int, spec_queries: int) -> dict[str, Any]:
+    """Everything measured for one synthetic memory of ``n`` chunks."""
+    root = workdir / f"mem-{n}"
+    t0 = time.perf_counter()
+    layout = write_memory(root, n)
+    write_s = time.perf_counter() - t0
+    emb = HashingEmbeddings()
+    # Stat checks are measured on their own below; here searches measure search alone.
+    cfg = MemoryConfig(stat_check_max_files=0)
+    out: dict[str, Any] = {
+        "chunks": n,
+        "files": len(layout.files),
+        "markdown_mb": round(layout.markdown_bytes / 1e6, 2),
+        "write_markdown_s": round(write_s, 2),
+    }
+    with MarkdownMemory(root, embeddings=emb, config=cfg) as mem:
+        t0 = time.perf_counter()
+        built = mem.sync()
+        build_s = time.perf_counter() - t0
+        chunks, embedded = mem.index.count_chunks()
+        out.update(
+            build_s=round(build_s, 2),
+            chunks_per_s=round(chunks / build_s),
+            indexed_chunks=chunks,
+            embedded_chunks=embedded,
+            build_texts_embedded=built.embedded,
+        )
+        out["first_search_ms"] = round(_timed(lambda: mem.search("bond ladder")), 1)
+
+        before = emb.documents_embedded
+        edit_one_paragraph(layout)
+        t0 = time.perf_counter()
+        edited = mem.sync()
+        out["edit_sync"] = {
+            "ms": round((time.perf_counter() - t0) * 1000, 1),
+            "texts_embedded": emb.documents_embedded - before,
+            "chunks_rewritten": edited.chunks_added,
+            "files_changed": edited.files_changed,
+        }
+        before = emb.documents_embedded
+        t0 = time.perf_counter()
+        forced = mem.sync(force=True)
+        out["forced_sync"] = {
+            "s": round(time.perf_counter() - t0, 2),
+            "texts_embedded": emb.documents_embedded - before,
+            "from_cache": forced.cached,
+        }
+
+        qs = make_queries(layout, queries)
+        qvecs = [emb.embed_array(q) for q in qs]
+        pool = cfg.candidate_multiplier * cfg.max_results
+        index_path = mem.index.path
+        for q in qs[:3]:  # warm caches, as a long-running agent would have them
+            mem.search(q)
+        search, baselines = _interleaved(
+            mem, index_path, workdir / f"vec-{n}.sqlite", qs, qvecs, pool, spec_queries
+        )
+        # The default config stats up to 5000 files before each search; time that check alone.
+        checker = Indexer(mem.store, mem.index, None, MemoryConfig())
+        checker.sync()
+        search["stat_check_default"] = _stats(
+            [_timed(checker.needs_sync) for _ in range(max(5, queries // 4))]
+        )
+        search["hybrid_plus_stat_check_p50_ms"] = round(
+            search["hybrid"]["p50_ms"] + search["stat_check_default"]["p50_ms"], 3
+        )
+        out["search"] = search
+        out["text_mb"] = round(
+            mem.index._query("SELECT sum(length(text)) FROM chunks").fetchone()[0] / 1e6, 1
+        )
+
+    out["index_disk_mb"] = round(_disk_mb(index_path), 1)
+    out["matrix_mb"] = round(n * DIM * 4 / 1e6, 1)
+    out["probe"] = _run_probe(root)
+    out["baselines"] = b = baselines
+    hybrid = search["hybrid"]["p50_ms"]
+    out["ratios"] = {
+        "a_over_hybrid": _ratio(b["a_spec_scan"]["p50_ms"], hybrid),
+        "a_numpy_over_hybrid": _ratio(b["a_spec_scan_numpy"]["p50_ms"], hybrid),
+        "a_over_vector_index": _ratio(b["a_spec_scan"]["p50_ms"], search["vector_index"]["p50_ms"]),
+        "hybrid_over_b": _ratio(hybrid, b["b_numpy"]["p50_ms"]),
+        "vector_index_over_b": _ratio(search["vector_index"]["p50_ms"], b["b_numpy"]["p50_ms"]),
+        "c_over_b": _ratio(b["c_sqlite_vec"]["p50_ms"], b["b_numpy"]["p50_ms"])
+        if "p50_ms" in b["c_sqlite_vec"]
+        else None,
+        "keyword_unbounded_over_bounded": _ratio(
+            search["keyword_unbounded"]["p50_ms"], search["keyword_index"]["p50_ms"]
+        ),
+    }
+    out["peak_rss_mb_so_far"] = round(_peak_rss_mb(), 1)
+    return out
+
+
+def _interleaved(
+    mem: MarkdownMemory,
+    index_path: str,
+    vec_path: Path,
+    qs: list[str],
+    qvecs: list[np.ndarray],
+    pool: int,
+    spec_queries: int,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Time every path and baseline query by query, so load from other processes hits all alike."""
+    client = mem.embedder
+    assert client is not None
+    ids, matrix = read_vectors(index_path)
+    floor = NumpyFloor.from_arrays(ids, matrix)
+    reason = sqlite_vec_status()
+    knn: SqliteVecKNN | None = None
+    vec_build_s = 0.0
+    if reason is None:
+        vec_path.unlink(missing_ok=True)
+        t0 = time.perf_counter()
+        knn = SqliteVecKNN(str(vec_path), ids, matrix)
+        vec_build_s = time.perf_counter() - t0
+    names = (
+        "keyword_index",
+        "keyword_unbounded",
+        "vector_index",
+        "embed_query",
+        "vector_with_embed",
+        "hybrid",
+        "a",
+        "a_np",
+        "b",
+        "c",
+    )
+    times: dict[str, list[float]] = {name: [] for name in names}
+    agree: dict[str, list[float]] = {"a": [], "b": [], "c": [], "keyword_bounded": []}
+    matrix_of = mem.index._vector_matrix  # rowids, for comparing with the baselines
+    for i, (q, v) in enumerate(zip(qs, qvecs, strict=True)):
+        times["keyword_index"].append(_timed(mem.index.keyword_search, q, pool))
+        times["keyword_unbounded"].append(_timed(_unbounded_keyword, mem, q, pool))
+        times["vector_index"].append(_timed(mem.index.vector_search, v, pool))
+        times["embed_query"].append(_timed(client.embed_query, q))
+        times["vector_with_embed"].append(_timed(_vector_with_embed, mem, q, pool))
+        times["hybrid"].append(_timed(mem.search, q))
+        times["b"].append(_timed(floor.top_k, v, pool))
+        ours = matrix_of().top_k(v, pool)
+        agree["b"].append(_overlap(floor.top_k(v, pool), ours))
+        bounded = [r.id for r, _ in mem.index.keyword_search(q, pool)]
+        exact = [r.id for r, _ in _unbounded_keyword(mem, q, pool)]
+        agree["keyword_bounded"].append(len(set(bounded) & set(exact)) / max(len(exact), 1))
+        if knn is not None:
+            times["c"].append(_timed(knn.top_k, v, pool))
+            agree["c"].append(_overlap(knn.top_k(v, pool), ours))
+        if i < spec_queries:
+            times["a"].append(_timed(spec_linear_scan, index_path, v, pool))
+            times["a_np"].append(_timed(spec_linear_scan_numpy, index_path, v, pool))
+            agree["a"].append(_overlap(spec_linear_scan(index_path, v, pool), ours))
+    if knn is not None:
+        knn.close()
+        vec_path.unlink(missing_ok=True)
+    search = {name: _stats(times[name]) for name in names[:6]}
+    search["keyword_index"]["agreement_with_unbounded"] = round(float(np.mean(agree["keyword_bounded"])), 3)
+    baselines: dict[str, Any] = {
+        "a_spec_scan": _stats(times["a"]),
+        "a_spec_scan_numpy": _stats(times["a_np"]),
+        "b_numpy": _stats(times["b"]),
+    }
+    baselines["c_sqlite_vec"] = (
+        {"skipped": reason}
+        if knn is None
+        else {**_stats(times["c"]), "build_s": round(vec_build_s, 2), "version": knn.version}
+    )
+    for key, name in (("a_spec_scan", "a"), ("b_numpy", "b"), ("c_sqlite_vec", "c")):
+        if agree[name]:
+            baselines[key]["agreement_with_ours"] = round(float(np.mean(agree[name])), 3)
+    return search, baselines
+
+
+def _vector_with_embed(mem: MarkdownMemory, query: str, pool: int) -> list[Any]:
+    """Vector recall as the facade does it: embed the query through the client, then search the matrix."""
+    assert mem.embedder is not None
+    return mem.index.vector_search(mem.embedder.embed_query(query), pool)
+
+
+def _unbounded_keyword(mem: MarkdownMemory, query: str, pool: int) -> list[Any]:
+    """Keyword recall with the postings budget lifted: the exact answer the bound approximates."""
+    saved = index_module._FTS_POSTINGS_BUDGET
+    index_module._FTS_POSTINGS_BUDGET = 1 << 62
+    try:
+        return mem.index.keyword_search(query, pool)
+    finally:
+        index_module._FTS_POSTINGS_BUDGET = saved
+
+
+def _sqlite_vec(
+    path: Path,
+    ids: np.ndarray,
+    matrix: np.ndarray,
+    qvecs: list[np.ndarray],
+    pool: int,
+    ours: list[list[Any]] | None,
+) -> dict[str, Any]:
+    reason = sqlite_vec_status()
+    if reason is not None:
+        return {"skipped": reason}
+    path.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    knn = SqliteVecKNN(str(path), ids, matrix)
+    build_s = time.perf_counter() - t0
+    try:
+        out: dict[str, Any] = _stats([_timed(knn.top_k, v, pool) for v in qvecs])
+        out.update(build_s=round(build_s, 2), version=knn.version)
+        if ours is not None:
+            out["agreement_with_ours"] = round(
+                float(np.mean([_overlap(knn.top_k(v, pool), o) for v, o in zip(qvecs, ours, strict=True)])), 3
+            )
+    finally:
+        knn.close()
+        path.unlink(missing_ok=True)
+    return out
+
+
+def bench_matrix(n: int, workdir: Path, *, queries: int, with_vec: bool) -> dict[str, Any]:
+    """Vector search alone at ``n`` random unit vectors: the index's matrix vs (b) and (c)."""
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((n, DIM), dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    ids = np.arange(1, n + 1, dtype=np.int64)
+    qvecs = [rng.standard_normal(DIM).astype(np.float32) for _ in range(queries)]
+    ours = _VectorMatrix()
+    t0 = time.perf_counter()
+    for start in range(0, n, 50):  # one daily file's chunks at a time, as sync adds them
+        ours.add(list(range(start + 1, min(start + 51, n + 1))), list(matrix[start : start + 50]))
+    add_s = time.perf_counter() - t0
+    floor = NumpyFloor(ids, matrix)
+    top = [ours.top_k(v, 24) for v in qvecs]
+    out: dict[str, Any] = {
+        "chunks": n,
+        "matrix_mb": round(n * DIM * 4 / 1e6, 1),
+        "incremental_add_s": round(add_s, 2),
+        "vector_index": _stats([_timed(ours.top_k, v, 24) for v in qvecs]),
+        "b_numpy": _stats([_timed(floor.top_k, v, 24) for v in qvecs]),
+    }
+    out["c_sqlite_vec"] = (
+        _sqlite_vec(workdir / f"vec-matrix-{n}.sqlite", ids, matrix, qvecs, 24, top)
+        if with_vec
+        else {"skipped": "not requested"}
+    )
+    out["vector_index_over_b"] = _ratio(out["vector_index"]["p50_ms"], out["b_numpy"]["p50_ms"])
+    if "p50_ms" in out["c_sqlite_vec"]:
+        out["c_over_b"] = _ratio(out["c_sqlite_vec"]["p50_ms"], out["b_numpy"]["p50_ms"])
+    out["peak_rss_mb_so_far"] = round(_peak_rss_mb(), 1)
+    return out
+
+
+def machine() -> dict[str, Any]:
+    """Where the numbers came from."""
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "sqlite": sqlite3.sqlite_version,
+        "nproc": os.cpu_count(),
+        "platform": platform.platform(),
+        "processor": _cpu_model(),
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+        "sqlite_vec": sqlite_vec_status() or "available",
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _targets(sizes: list[dict[str, Any]]) -> dict[str, Any]:
+    def near(n: int) -> dict[str, Any] | None:
+        close = [s for s in sizes if 0.5 * n <= s["chunks"] <= 2 * n]
+        return min(close, key=lambda s: abs(s["chunks"] - n)) if close else None
+
+    out: dict[str, Any] = {}
+    small, large = near(12_000), near(100_000)
+    if small is not None:
+        r = small["ratios"]["a_over_hybrid"]
+        out["hybrid_20x_faster_than_a_at_12k"] = {
+            "chunks": small["chunks"],
+            "ratio": r,
+            "met": r is not None and r >= 20,
+        }
+    if large is not None:
+        r = large["ratios"]["hybrid_over_b"]
+        out["hybrid_p50_within_3x_of_b_at_100k"] = {
+            "chunks": large["chunks"],
+            "ratio": r,
+            "met": r is not None and r <= 3,
+        }
+    edits = [s["edit_sync"]["texts_embedded"] for s in sizes]
+    forced = [s["forced_sync"]["texts_embedded"] for s in sizes]
+    out["edit_reembeds_at_most_3"] = {"texts_embedded": edits, "met": all(e <= 3 for e in edits)}
+    out["forced_resync_embeds_0"] = {"texts_embedded": forced, "met": all(f == 0 for f in forced)}
+    return out
+
+
+def _table(result: dict[str, Any]) -> str:
+    rows = [
+        (
+            "chunks",
+            "build s",
+            "chunks/s",
+            "edit ms (emb)",
+            "force s (emb)",
+            "kw p50/p95",
+            "vec p50/p95",
+            "hybrid p50/p95",
+            "stat chk p50",
+            "(a) p50",
+            "(a-np) p50",
+            "(b) p50",
+            "(c) p50",
+            "a/hyb",
+            "a-np/hyb",
+            "hyb/b",
+            "vec/b",
+            "c/b",
+            "disk MB",
+            "RSS open+1st MB",
+        )
+    ]
+    for s in result["sizes"]:
+        se, b, r = s["search"], s["baselines"], s["ratios"]
+        c = b["c_sqlite_vec"]
+        rows.append(
+            (
+                f"{s['chunks']:,}",
+                f"{s['build_s']:.1f}",
+                f"{s['chunks_per_s']:,}",
+                f"{s['edit_sync']['ms']:.0f} ({s['edit_sync']['texts_embedded']})",
+                f"{s['forced_sync']['s']:.1f} ({s['forced_sync']['texts_embedded']})",
+                f"{se['keyword_index']['p50_ms']:.2f}/{se['keyword_index']['p95_ms']:.2f}",
+                f"{se['vector_index']['p50_ms']:.2f}/{se['vector_index']['p95_ms']:.2f}",
+                f"{se['hybrid']['p50_ms']:.2f}/{se['hybrid']['p95_ms']:.2f}",
+                f"{se['stat_check_default']['p50_ms']:.2f}",
+                f"{b['a_spec_scan']['p50_ms']:.1f}",
+                f"{b['a_spec_scan_numpy']['p50_ms']:.1f}",
+                f"{b['b_numpy']['p50_ms']:.3f}",
+                f"{c['p50_ms']:.2f}" if "p50_ms" in c else "skip",
+                str(r["a_over_hybrid"]),
+                str(r["a_numpy_over_hybrid"]),
+                str(r["hybrid_over_b"]),
+                str(r["vector_index_over_b"]),
+                str(r["c_over_b"]),
+                f"{s['index_disk_mb']:.0f}",
+                str(s["probe"].get("rss_after_first_search_mb", "?")),
+            )
+        )
+    for m in result["matrix_only"]:
+        c = m["c_sqlite_vec"]
+        rows.append(
+            (
+                f"{m['chunks']:,} (matrix only)",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                f"{m['vector_index']['p50_ms']:.2f}/{m['vector_index']['p95_ms']:.2f}",
+                "-",
+                "-",
+                "-",
+                "-",
+                f"{m['b_numpy']['p50_ms']:.3f}",
+                f"{c['p50_ms']:.2f}" if "p50_ms" in c else "skip",
+                "-",
+                "-",
+                "-",
+                str(m["vector_index_over_b"]),
+                str(m.get("c_over_b")),
+                "-",
+                "-",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |" for row in rows
+    ]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry point of ``python -m bench``."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="CI smoke: 1k and 12k chunks, few queries")
+    parser.add_argument("--sizes", help="comma-separated chunk counts built through MarkdownMemory")
+    parser.add_argument("--matrix-sizes", help="comma-separated sizes for the vector-search-only run")
+    parser.add_argument("--queries", type=int, help="queries per size (default 20 quick, 100 full)")
+    parser.add_argument("--spec-queries", type=int, help="queries for the slow baseline (a)")
+    parser.add_argument("--json", dest="json_path", help="also write the JSON result here")
+    parser.add_argument("--workdir", help="where to build the memories (default: a temp folder, removed)")
+    parser.add_argument("--probe", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.probe:
+        print(json.dumps(probe(args.probe)))
+        return 0
+
+    def sizes(text: str | None, default: Sequence[int]) -> list[int]:
+        return (
+            [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+            if text is not None
+            else list(default)
+        )
+
+    quick = bool(args.quick)
+    build_sizes = sizes(args.sizes, QUICK_SIZES if quick else FULL_SIZES)
+    matrix_sizes = sizes(args.matrix_sizes, () if quick or args.sizes else FULL_MATRIX_SIZES)
+    queries = args.queries or (20 if quick else 100)
+    spec_queries = args.spec_queries or (3 if quick else 10)
+    result: dict[str, Any] = {
+        "mode": "quick" if quick else "full",
+        "machine": machine(),
+        "queries": queries,
+        "spec_queries": spec_queries,
+        "sizes": [],
+        "matrix_only": [],
+    }
+    with tempfile.TemporaryDirectory(prefix="md-memory-bench-", dir=args.workdir) as tmp:
+        for n in build_sizes:
+            print(f"building {n:,} chunks ...", file=sys.stderr, flush=True)
+            result["sizes"].append(
+                bench_size(n, Path(tmp), queries=queries, spec_queries=min(spec_queries, queries))
+            )
+        for n in matrix_sizes:
+            print(f"matrix-only search at {n:,} vectors ...", file=sys.stderr, flush=True)
+            result["matrix_only"].append(bench_matrix(n, Path(tmp), queries=queries, with_vec=True))
+    result["targets"] = _targets(result["sizes"])
+    result["peak_rss_mb"] = round(_peak_rss_mb(), 1)
+    print(_table(result))
+    print()
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json_path:
+        Path(args.json_path).write_text(text + "\n", encoding="utf-8")
+    return 0
