@@ -7,10 +7,10 @@ Every error derives from :class:`MemoryStoreError` (not the builtin
 from __future__ import annotations
 
 __all__ = [
-    "MemoryStoreError",
-    "MemoryPathError",
-    "MemoryIndexError",
     "EmbeddingError",
+    "MemoryIndexError",
+    "MemoryPathError",
+    "MemoryStoreError",
 ]
 
 

@@ -108,6 +108,7 @@ class MarkdownMemory:
             config = MemoryConfig.model_validate(config or {})
         self.config = config
         self.store = MarkdownStore(memory_dir, recursive=recursive)
+        self.store.sweep_temp_files()
         # An existing client is shared as is (the global memory reuses its project's).
         self.embedder: EmbeddingClient | None = embeddings if isinstance(embeddings, EmbeddingClient) else (
             resolve_embeddings(
@@ -173,6 +174,7 @@ class MarkdownMemory:
         k = max_results if max_results is not None else cfg.max_results
         if k < 1:
             raise ValueError(f"max_results must be at least 1, got {k}")
+        self._check_open()
         self._ensure_synced()
         pool = cfg.candidate_multiplier * k
         query_vector, degraded = self._query_vector(query)
@@ -208,20 +210,27 @@ class MarkdownMemory:
 
     def _recall_recovering(self, query: str, pool: int, cfg: MemoryConfig, query_vector: Any,
                            degraded: str | None) -> Recall:
+        used = self.indexer.index
         try:
             return self._recall(query, pool, cfg, query_vector, degraded)
         # Damaged, locked or vanished mid-use: the Markdown still answers. Damage met while a
-        # lazy cursor is read arrives as a bare sqlite3.Error. Anything else is a bug: raise it.
+        # lazy cursor is read arrives as a bare sqlite3.Error. An index swapped out under this search
+        # (rebuilt by another thread) is simply asked again. Anything else is a bug: raise it.
         except (MemoryIndexError, sqlite3.Error) as exc:
-            if not _index_unusable(exc):
-                raise
-            self._recover_index(exc)
+            with self._lock:  # a rebuild in progress holds it until the new index is in place
+                swapped = self.indexer.index is not used
+            if not swapped:
+                if not _index_unusable(exc):
+                    raise
+                self._recover_index(exc, used)
             return self._recall(query, pool, cfg, query_vector, degraded)
 
-    def _recover_index(self, exc: Exception) -> None:
+    def _recover_index(self, exc: Exception, failed: MemoryIndex) -> None:
         """Swap out an index that failed mid-use: a rebuilt file, else an in-memory index."""
         with self._lock:
             old = self.indexer.index
+            if old is not failed:  # another thread already replaced it
+                return
             # A lock is another process at work, not damage: never rebuild over its file.
             locked = "locked" in str(exc) or "busy" in str(exc)
             if old.path != ":memory:" and not locked:
@@ -369,10 +378,12 @@ class MarkdownMemory:
 
     def sync(self, force: bool = False, progress: ProgressFn | None = None) -> SyncStats:
         """Bring the index up to date now; ``force`` re-chunks every file."""
+        self._check_open()
         return self.indexer.sync(force=force, progress=progress)
 
     def rebuild(self, progress: ProgressFn | None = None) -> SyncStats:
         """Build a fresh index file from the Markdown and swap it in atomically."""
+        self._check_open()
         with self._lock:
             old = self.indexer.index
             if old.path == ":memory:":
@@ -556,6 +567,16 @@ class MarkdownMemory:
             watcher.stop()
         if self.global_memory is not None:
             self.global_memory.stop_watching()
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`: searches then raise, the Markdown files stay readable."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        # Without this, the index recovery would take the closed connection for damage and reopen it.
+        if self._closed:
+            raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to search it")
 
     def close(self) -> None:
         """Stop the watcher, then close the index (and the global memory's). Idempotent."""

@@ -25,6 +25,7 @@ import os
 import re
 import stat as stat_module
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -326,6 +327,31 @@ class MarkdownStore:
                 return False
             self._save(target, _cut(content, at, at + len(needle)), crlf)
             return True
+
+    def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
+        """Delete temp files of atomic writes older than ``max_age_s``; returns how many.
+
+        A writer killed between creating its temp file and the rename leaves
+        ``.<name>.<random>.tmp`` behind. It is never read as memory, but it
+        would pile up; a live writer's temp file is seconds old, never an hour.
+        """
+        cutoff = time.time() - max_age_s
+        removed = 0
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if not d.startswith((".", "~", "#"))]
+            for name in filenames:
+                if not (name.startswith(".") and name.endswith(".tmp")):
+                    continue
+                path = os.path.join(dirpath, name)
+                try:
+                    if os.lstat(path).st_mtime < cutoff:
+                        os.unlink(path)
+                        removed += 1
+                except OSError:
+                    continue
+        if removed:
+            logger.info("removed %d stale temp files of interrupted writes under %s", removed, self.root)
+        return removed
 
     def remove(self, path: str) -> bool:
         """Delete a memory file under the write lock; False when it does not exist."""

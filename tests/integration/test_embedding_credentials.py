@@ -8,28 +8,18 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
 from langchain_md_memory.embeddings import resolve_embeddings
+from tests.support.openai_server import Seen, fake_openai_server
 
 pytestmark = pytest.mark.enable_socket
 
 ENV_SECRET = "sk-test-secret"
 DIM = 4
-
-
-@dataclass
-class Seen:
-    """What the fake server received."""
-
-    headers: list[dict[str, str]] = field(default_factory=list)
-    bodies: list[dict[str, object]] = field(default_factory=list)
 
 
 def _vector(text: str, i: int) -> list[float]:
@@ -38,45 +28,8 @@ def _vector(text: str, i: int) -> list[float]:
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, Seen]]:
-    seen = Seen()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-            seen.headers.append({k.lower(): v for k, v in self.headers.items()})
-            seen.bodies.append(body)
-            if self.path != "/v1/embeddings":
-                self.send_error(404)
-                return
-            inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-            reply = {
-                "data": [
-                    {"embedding": _vector(str(t), i), "index": i, "object": "embedding"}
-                    for i, t in enumerate(inputs)
-                ],
-                "model": "m",
-                "object": "list",
-                "usage": {"prompt_tokens": 1, "total_tokens": 1},
-            }
-            payload = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: object) -> None:  # keep test output quiet
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+    with fake_openai_server(_vector) as served:
+        yield served
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,9 @@ import datetime as dt
 import os
 import time
 
-from langchain_md_memory import MarkdownMemory, MemorySearchResult
+import pytest
+
+from langchain_md_memory import MarkdownMemory, MemoryIndexError, MemorySearchResult
 
 PREFS = "## 用户偏好\n- 风险偏好保守;单只个股不超过总仓位 5%\n\n## Goals\n- Retire at 60 with 2M invested\n"
 
@@ -188,3 +190,15 @@ async def test_asearch_matches_search(kw_memory):
     assert [h.chunk_id for h in await kw_memory.asearch("仓位")] == [
         h.chunk_id for h in kw_memory.search("仓位")
     ]
+
+
+def test_a_closed_memory_refuses_to_search_and_does_not_reopen_its_index(memory_dir):
+    mem = MarkdownMemory(memory_dir, embeddings="none")
+    mem.append("- note")
+    mem.close()
+    assert mem.closed
+    with pytest.raises(MemoryIndexError, match="closed"):
+        mem.search("note")
+    with pytest.raises(MemoryIndexError, match="closed"):
+        mem.sync()
+    assert mem.get("MEMORY.md") == "- note\n"  # the Markdown stays readable

