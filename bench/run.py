@@ -29,9 +29,8 @@ from typing import Any
 import numpy as np
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig
-from langchain_md_memory import index as index_module
-from langchain_md_memory.index import _VectorMatrix
 from langchain_md_memory.indexer import Indexer
+from langchain_md_memory.vectors import VectorMatrix
 
 from .baselines import (
     NumpyFloor,
@@ -308,12 +307,12 @@ def _vector_with_embed(mem: MarkdownMemory, query: str, pool: int) -> list[Any]:
 
 def _unbounded_keyword(mem: MarkdownMemory, query: str, pool: int) -> list[Any]:
     """Keyword recall with the postings budget lifted: the exact answer the bound approximates."""
-    saved = index_module._FTS_POSTINGS_BUDGET
-    index_module._FTS_POSTINGS_BUDGET = 1 << 62
+    saved = mem.index.postings_budget
+    mem.index.postings_budget = 1 << 62
     try:
         return mem.index.keyword_search(query, pool)
     finally:
-        index_module._FTS_POSTINGS_BUDGET = saved
+        mem.index.postings_budget = saved
 
 
 def _sqlite_vec(
@@ -351,7 +350,7 @@ def bench_matrix(n: int, workdir: Path, *, queries: int, with_vec: bool) -> dict
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     ids = np.arange(1, n + 1, dtype=np.int64)
     qvecs = [rng.standard_normal(DIM).astype(np.float32) for _ in range(queries)]
-    ours = _VectorMatrix()
+    ours = VectorMatrix()
     t0 = time.perf_counter()
     for start in range(0, n, 50):  # one daily file's chunks at a time, as sync adds them
         ours.add(list(range(start + 1, min(start + 51, n + 1))), list(matrix[start : start + 50]))

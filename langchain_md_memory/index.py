@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 import sqlite3
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +27,10 @@ from typing import Any, cast
 import numpy as np
 
 from .errors import MemoryIndexError
+from .keyword import POSTINGS_BUDGET, bm25_score, bounded_terms, lucene_idf, match_expression
 from .text import query_terms
 from .types import ChunkRecord, FileKind
+from .vectors import VectorMatrix, from_blob, to_blob
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
 
@@ -38,11 +38,7 @@ logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
 
-_BM25_K1 = 1.2
-_BM25_B = 0.75
-# Keyword recall reads about this many postings at most (see _bounded_terms; measured in bench/):
-# at 12k chunks it halves keyword latency and keeps 99% of the exact top 24. Longer queries are cut.
-_FTS_POSTINGS_BUDGET = 5_000
+# Longer queries are cut to this many terms.
 _FTS_MAX_TERMS = 32
 
 _SCHEMA = """
@@ -108,14 +104,6 @@ class ChunkRow:
     vector: np.ndarray | None = None
 
 
-def _to_blob(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype=np.float32).tobytes()
-
-
-def _from_blob(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype=np.float32)
-
-
 def _record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
     return ChunkRecord(
         id=row[1],
@@ -141,8 +129,11 @@ class MemoryIndex:
         self._conn = conn
         self.path = path
         self._lock = threading.RLock()
-        self._vectors: _VectorMatrix | None = None
+        self._vectors: VectorMatrix | None = None
+        # FTS5 postings keyword recall may score per query (see keyword.bounded_terms).
+        self.postings_budget = POSTINGS_BUDGET
         self._stats: tuple[int, int, float] | None = None
+        self._write_depth = 0
 
     # -- opening -----------------------------------------------------------------
 
@@ -259,6 +250,11 @@ class MemoryIndex:
         rows = self._query("SELECT path, mtime_ns, size, hash FROM files").fetchall()
         return {r[0]: FileState(r[0], r[1], r[2], r[3]) for r in rows}
 
+    def file_state(self, path: str) -> FileState | None:
+        """What the index knows of one file, or ``None``."""
+        row = self._query("SELECT path, mtime_ns, size, hash FROM files WHERE path = ?", (path,)).fetchone()
+        return None if row is None else FileState(row[0], row[1], row[2], row[3])
+
     def touch_file(self, state: FileState) -> None:
         """Record a new mtime/size for a file whose content hash did not change."""
         with self._write() as conn:
@@ -294,7 +290,7 @@ class MemoryIndex:
                         rec.file_kind,
                         rec.updated_at,
                         len(row.terms.split()),
-                        None if row.vector is None else _to_blob(row.vector),
+                        None if row.vector is None else to_blob(row.vector),
                     ),
                 )
                 rowid = cast(int, cur.lastrowid)
@@ -371,7 +367,7 @@ class MemoryIndex:
         with self._write() as conn:
             conn.executemany(
                 "UPDATE chunks SET embedding = ? WHERE rowid = ?",
-                ((_to_blob(v), rowid) for rowid, v in vectors),
+                ((to_blob(v), rowid) for rowid, v in vectors),
             )
             self._bump_generation(conn)
         if self._vectors is not None:
@@ -396,7 +392,7 @@ class MemoryIndex:
                 f"SELECT hash, vector FROM embedding_cache WHERE fingerprint = ? AND hash IN ({marks})",
                 [fingerprint, *part],
             )
-            out.update((r[0], _from_blob(r[1]).copy()) for r in rows.fetchall())
+            out.update((r[0], from_blob(r[1]).copy()) for r in rows.fetchall())
         return out
 
     def cache_vectors(self, items: Sequence[tuple[str, np.ndarray]], fingerprint: str) -> None:
@@ -406,7 +402,7 @@ class MemoryIndex:
         with self._write() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO embedding_cache(hash, fingerprint, dim, vector) VALUES (?, ?, ?, ?)",
-                ((h, fingerprint, int(v.shape[0]), _to_blob(v)) for h, v in items),
+                ((h, fingerprint, int(v.shape[0]), to_blob(v)) for h, v in items),
             )
 
     # -- search -------------------------------------------------------------------
@@ -439,22 +435,19 @@ class MemoryIndex:
         # come out of FTS5, so no chunk text is read beyond the candidates' terms and the hits' records.
         candidates = [r[0] for r in self._query(
             "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?",
-            (_match_expression(_bounded_terms(terms, df)), max(2 * limit, 32)),
+            (match_expression(bounded_terms(terms, df, self.postings_budget)), max(2 * limit, 32)),
         ).fetchall()]
         if not candidates:
             return []
         n_docs, avg_len = self._corpus_stats()
-        idf = {t: math.log(1.0 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
-        scored: list[tuple[float, int]] = []
+        idf = {t: lucene_idf(n_docs, df.get(t, 0)) for t in terms}
         marks = ",".join("?" * len(candidates))
-        for rowid, indexed in self._query(
-            f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({marks})", candidates
-        ).fetchall():
-            doc_terms = indexed.split()
-            counts = Counter(doc_terms)
-            norm = _BM25_K1 * (1 - _BM25_B + _BM25_B * len(doc_terms) / avg_len)
-            score = sum(idf[t] * counts[t] * (_BM25_K1 + 1) / (counts[t] + norm) for t in terms if counts[t])
-            scored.append((score, rowid))
+        scored = [
+            (bm25_score(terms, indexed.split(), idf, avg_len), rowid)
+            for rowid, indexed in self._query(
+                f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({marks})", candidates
+            ).fetchall()
+        ]
         scored.sort(key=lambda item: (-item[0], item[1]))
         top = scored[:limit]
         if not top:  # the candidates were deleted (another thread's or process's sync) between queries
@@ -492,7 +485,7 @@ class MemoryIndex:
             rows = self._query(
                 f"SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id IN ({marks})", part
             )
-            out.update((r[0], _from_blob(r[1])) for r in rows.fetchall())
+            out.update((r[0], from_blob(r[1])) for r in rows.fetchall())
         return out
 
     def record_access(self, ids: Sequence[str]) -> None:
@@ -514,7 +507,7 @@ class MemoryIndex:
         rows = self._query(f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})", list(rowids))
         return {r[0]: _record(r) for r in rows.fetchall()}
 
-    def _vector_matrix(self) -> _VectorMatrix:
+    def _vector_matrix(self) -> VectorMatrix:
         generation = self._generation()
         with self._lock:
             if self._vectors is None or self._vectors.generation != generation:
@@ -522,7 +515,7 @@ class MemoryIndex:
                 # streamed into one preallocated matrix (never every blob at once, never text).
                 expected = int(self._query("SELECT count(embedding) FROM chunks").fetchone()[0])
                 rows = self._stream("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL")
-                matrix = _VectorMatrix.load(rows, expected)
+                matrix = VectorMatrix.load(rows, expected)
                 matrix.generation = generation
                 self._vectors = matrix
             return self._vectors
@@ -573,13 +566,30 @@ class MemoryIndex:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("COMMIT")
 
+    def writing(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """Hold the index's write lock (one transaction) across several reads and writes.
+
+        Writes inside join this transaction. The indexer reads a file inside
+        it, so what it writes is never older than what another process wrote
+        before: the index only moves forward.
+        """
+        return self._write()
+
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self._write_depth:  # inside writing(): the outer block commits or rolls back
+                self._write_depth += 1
+                try:
+                    yield self._conn
+                finally:
+                    self._write_depth -= 1
+                return
             try:
                 _retry_locked(lambda: self._conn.execute("BEGIN IMMEDIATE"))
             except sqlite3.Error as exc:
                 raise MemoryIndexError(f"cannot write index {self.path}: {exc}") from exc
+            self._write_depth = 1
             try:
                 yield self._conn
             except BaseException:
@@ -593,157 +603,8 @@ class MemoryIndex:
                     with contextlib.suppress(sqlite3.Error):
                         self._conn.execute("ROLLBACK")
                     raise MemoryIndexError(f"cannot write index {self.path}: {exc}") from exc
-
-
-def _match_expression(terms: Sequence[str]) -> str:
-    """OR of double-quoted terms, like :func:`text.fts_query`, for already tokenised terms."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
-def _bounded_terms(terms: Sequence[str], df: dict[str, int]) -> list[str]:
-    """The query terms FTS5 recalls candidates with, capped at ``_FTS_POSTINGS_BUDGET`` postings.
-
-    FTS5 scores every chunk matching any term, so one stopword in a 100k-chunk
-    memory costs ~100k BM25 evaluations. Within the budget (always, in a small
-    memory) every term is kept; over it, the rarest terms are kept and the most
-    frequent dropped from recall only: every term still counts in the scoring.
-    Terms the vocabulary does not know are always kept.
-    """
-    if sum(df.get(t, 0) for t in terms) <= _FTS_POSTINGS_BUDGET:
-        return list(terms)
-    kept: set[str] = {t for t in terms if t not in df}
-    total = 0
-    for term in sorted((t for t in terms if t in df), key=lambda t: df[t]):
-        if total and total + df[term] > _FTS_POSTINGS_BUDGET:
-            break
-        kept.add(term)
-        total += df[term]
-    return [t for t in terms if t in kept]
-
-
-class _VectorMatrix:
-    """Unit vectors of all embedded chunks as one contiguous float32 matrix.
-
-    Live rows are ``_data[:_n]``. Capacity grows geometrically, so adding a
-    file's chunks costs O(rows added), not a copy of the whole matrix; a
-    removed row is filled by the last one, so live rows stay contiguous and a
-    search is one matrix-vector product plus ``argpartition``. Sync mutates the
-    matrix while searches run on other threads, hence its own lock.
-    """
-
-    def __init__(self) -> None:
-        self._data: np.ndarray | None = None
-        self._ids = np.empty(0, dtype=np.int64)
-        self._slot: dict[int, int] = {}
-        self._n = 0
-        self._lock = threading.Lock()
-        self.generation = -1
-
-    def __len__(self) -> int:
-        return self._n
-
-    @classmethod
-    def load(cls, rows: Iterable[tuple[int, bytes]], expected: int) -> _VectorMatrix:
-        """Fill a matrix from ``(rowid, blob)`` rows without holding all blobs at once."""
-        matrix = cls()
-        with matrix._lock:
-            for rowid, blob in rows:
-                vector = _from_blob(blob)
-                if matrix._data is None:
-                    matrix._data = np.empty((max(expected, 1), vector.shape[0]), dtype=np.float32)
-                    matrix._ids = np.empty(max(expected, 1), dtype=np.int64)
-                elif vector.shape[0] != matrix._data.shape[1]:
-                    raise MemoryIndexError("stored vectors have mixed dimensions; run a forced sync")
-                matrix._reserve(matrix._n + 1)
-                matrix._data[matrix._n] = vector
-                matrix._ids[matrix._n] = rowid
-                matrix._slot[int(rowid)] = matrix._n
-                matrix._n += 1
-            if matrix._data is not None:
-                live = matrix._data[: matrix._n]
-                norms = np.linalg.norm(live, axis=1, keepdims=True)
-                np.divide(live, np.where(norms == 0, 1.0, norms), out=live)
-        return matrix
-
-    def add(self, rowids: Sequence[int], vectors: Sequence[np.ndarray]) -> None:
-        if not rowids:
-            return
-        if len(set(rowids)) != len(rowids):  # one row per rowid: the last vector given wins
-            latest = dict(zip(rowids, vectors, strict=True))
-            rowids, vectors = list(latest), list(latest.values())
-        block = np.vstack([np.asarray(v, dtype=np.float32) for v in vectors])
-        norms = np.linalg.norm(block, axis=1, keepdims=True)
-        np.divide(block, np.where(norms == 0, 1.0, norms), out=block)
-        with self._lock:
-            if self._data is not None and self._data.shape[1] != block.shape[1]:
-                raise MemoryIndexError("stored vectors have mixed dimensions; run a forced sync")
-            self._remove_locked(rowids)
-            if self._data is None:
-                self._data = np.empty((0, block.shape[1]), dtype=np.float32)
-            self._reserve(self._n + len(rowids))
-            start = self._n
-            self._data[start : start + len(rowids)] = block
-            self._ids[start : start + len(rowids)] = np.asarray(rowids, dtype=np.int64)
-            for offset, rowid in enumerate(rowids):
-                self._slot[int(rowid)] = start + offset
-            self._n += len(rowids)
-
-    def remove(self, rowids: Sequence[int]) -> None:
-        if not rowids:
-            return
-        with self._lock:
-            self._remove_locked(rowids)
-            if self._data is not None and self._n < self._data.shape[0] // 4 and self._data.shape[0] > 1024:
-                # Give memory back after a mass deletion (a file of many chunks removed).
-                self._data = self._data[: max(self._n * 2, 1024)].copy()
-                self._ids = self._ids[: self._data.shape[0]].copy()
-
-    def _remove_locked(self, rowids: Sequence[int]) -> None:
-        if self._data is None:
-            return
-        for rowid in rowids:
-            slot = self._slot.pop(int(rowid), None)
-            if slot is None:
-                continue
-            last = self._n - 1
-            if slot != last:
-                self._data[slot] = self._data[last]
-                moved = int(self._ids[last])
-                self._ids[slot] = moved
-                self._slot[moved] = slot
-            self._n = last
-
-    def _reserve(self, rows: int) -> None:
-        assert self._data is not None
-        capacity = self._data.shape[0]
-        if rows <= capacity:
-            return
-        capacity = max(rows, capacity + capacity // 2, 64)
-        data = np.empty((capacity, self._data.shape[1]), dtype=np.float32)
-        data[: self._n] = self._data[: self._n]
-        ids = np.empty(capacity, dtype=np.int64)
-        ids[: self._n] = self._ids[: self._n]
-        self._data, self._ids = data, ids
-
-    def top_k(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        with self._lock:
-            n = self._n
-            if self._data is None or n == 0 or k <= 0:
-                return []
-            q = np.asarray(query, dtype=np.float32).ravel()
-            if q.shape[0] != self._data.shape[1]:
-                raise MemoryIndexError(
-                    f"query vector has {q.shape[0]} dimensions but the index holds {self._data.shape[1]}"
-                )
-            norm = float(np.linalg.norm(q))
-            if norm == 0.0 or not np.isfinite(norm):
-                return []
-            scores = self._data[:n] @ (q / norm)
-            ids = self._ids[:n]
-            k = min(k, n)
-            part = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
-            order = part[np.lexsort((ids[part], -scores[part]))]
-            return [(int(ids[i]), float(np.clip(scores[i], 0.0, 1.0))) for i in order]
+            finally:
+                self._write_depth = 0
 
 
 class _SchemaMismatch(Exception):

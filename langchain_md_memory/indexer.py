@@ -202,35 +202,50 @@ class Indexer:
         c.files = len(paths)
         fingerprint = self._fingerprint_or_none()
         for done, path in enumerate(paths, 1):
-            stat = scanned[path]
-            seen[path] = stat
             old = known.get(path)
-            if not force and old is not None and (old.mtime_ns, old.size) == stat:
+            if not force and old is not None and (old.mtime_ns, old.size) == scanned[path]:
+                seen[path] = scanned[path]
                 continue
-            try:
-                raw = self.store.resolve(path).read_bytes()
-            except (OSError, MemoryStoreError) as exc:
-                logger.warning("skipping %s: %s", path, exc)
-                seen.pop(path, None)
-                continue
-            digest = _sha256(raw)
-            state = FileState(path, stat[0], stat[1], digest)
-            if not force and old is not None and old.hash == digest:
-                self.index.touch_file(state)
-                continue
-            rows = self._chunk_rows(path, raw.decode("utf-8", errors="replace"), fingerprint, c)
-            removed, added = self.index.replace_file(state, file_kind(path), rows)
-            c.changed += 1
-            c.dropped += removed
-            c.added += added
+            # Read the file inside the index's write transaction: another process's sync that
+            # read an older version cannot commit after us, so the index never goes back in time.
+            with self.index.writing():
+                stat = self._reindex_file(path, force, fingerprint, c)
+            if stat is not None:
+                seen[path] = stat
             if progress is not None:
                 progress(done, len(paths))
-        for path in known.keys() - seen.keys():
+        for path in known.keys() - seen.keys() - scanned.keys():
             c.dropped += self.index.remove_file(path)
             c.removed += 1
         self._known = seen
         if progress is not None:
             progress(len(paths), len(paths))
+
+    def _reindex_file(self, path: str, force: bool, fingerprint: str | None, c: _Counters
+                      ) -> tuple[int, int] | None:
+        """Re-read one file and replace its chunks if its content changed; returns the stat read."""
+        stat = self.store.stat(path)
+        if stat is None:
+            return None
+        old = self.index.file_state(path)
+        if not force and old is not None and (old.mtime_ns, old.size) == stat:
+            return stat  # another process indexed this very version meanwhile
+        try:
+            raw = self.store.resolve(path).read_bytes()
+        except (OSError, MemoryStoreError) as exc:
+            logger.warning("skipping %s: %s", path, exc)
+            return None
+        digest = _sha256(raw)
+        state = FileState(path, stat[0], stat[1], digest)
+        if not force and old is not None and old.hash == digest:
+            self.index.touch_file(state)
+            return stat
+        rows = self._chunk_rows(path, raw.decode("utf-8", errors="replace"), fingerprint, c)
+        removed, added = self.index.replace_file(state, file_kind(path), rows)
+        c.changed += 1
+        c.dropped += removed
+        c.added += added
+        return stat
 
     def _chunk_rows(self, path: str, text: str, fingerprint: str | None, c: _Counters) -> list[ChunkRow]:
         chunks = chunk_markdown(
