@@ -31,7 +31,6 @@ import contextlib
 import datetime as dt
 import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.language_models import LanguageModelLike
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from .dream_reply import reply_text, validate_reply
 from .errors import MemoryStoreError
 from .lockfile import LockFile
 from .paths import LONG_TERM_FILE, SESSIONS_DIR
@@ -72,10 +72,6 @@ HISTORY_DIR = ".history"
 META_LAST_RUN = "dream_last_run"
 META_LAST_RESULT = "dream_last_result"
 META_PROCESSED = "dream_processed"
-
-_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
-_OUTER_FENCE_RE = re.compile(r"\A```[A-Za-z]*[ \t]*\n(?P<body>.*?)\n```[ \t]*\Z", re.DOTALL)
 
 SYSTEM_PROMPT = """\
 You maintain a user's long-term memory file, MEMORY.md, for an assistant.
@@ -204,38 +200,6 @@ def dream(
     return _record(mem, result, when)
 
 
-def validate_reply(reply: str, current: str, *, max_output_chars: int,
-                   keep_heading_ratio: float) -> str | None:
-    """Why a model's MEMORY.md reply is refused, or None when it is acceptable.
-
-    Example:
-        .. code-block:: python
-
-            assert validate_reply("NO_REPLY", "", max_output_chars=100, keep_heading_ratio=0.5)
-            assert validate_reply("# Goals\\n- Retire at 55\\n", "# Goals\\n", max_output_chars=100,
-                                  keep_heading_ratio=0.5) is None
-    """
-    text = reply.strip()
-    if not text:
-        return "the reply is empty"
-    if text.strip("`* ").upper() == "NO_REPLY":
-        return "the model replied NO_REPLY"
-    if len(text) > max_output_chars:
-        return f"the reply has {len(text)} characters, over max_output_chars={max_output_chars}"
-    headings, body = _parse(text)
-    if not headings:
-        return "the reply has no Markdown heading"
-    if not any(re.search(r"\w", line) for line in body):
-        return "the reply has headings but no content under them"
-    old = set(_parse(current)[0])
-    if old:
-        kept = len(old & set(headings)) / len(old)
-        if kept < keep_heading_ratio:
-            return (f"the reply keeps {kept:.0%} of the {len(old)} existing headings, "
-                    f"under keep_heading_ratio={keep_heading_ratio:.0%}")
-    return None
-
-
 def create_dream_node(mem: MarkdownMemory, model: LanguageModelLike, **dream_kwargs: Any) -> MemoryNode:
     """A LangGraph node that dreams when the gates allow, and returns no state update.
 
@@ -300,7 +264,7 @@ def _run(mem: MarkdownMemory, model: LanguageModelLike, *, when: dt.datetime, ma
     except Exception as exc:
         logger.warning("dream: the model failed: %s", exc)
         return _result("error", f"the model failed: {type(exc).__name__}: {exc}", when, used)
-    text = _unfence(_reply_text(reply).strip())
+    text = reply_text(reply)
     problem = validate_reply(text, current, max_output_chars=max_output_chars,
                              keep_heading_ratio=keep_heading_ratio)
     if problem is not None:
@@ -378,29 +342,6 @@ def _human_prompt(current: str, logs: Sequence[_Log]) -> str:
         parts += [f"<log path=\"{log.path}\">", log.text.strip(), "</log>"]
     parts += ["</session_logs>", "", "Reply with the complete updated MEMORY.md."]
     return "\n".join(parts)
-
-
-def _parse(text: str) -> tuple[list[str], list[str]]:
-    """Normalised ATX headings and the other non-blank lines, ignoring fenced code."""
-    headings: list[str] = []
-    body: list[str] = []
-    in_fence = False
-    for line in text.splitlines():
-        if _FENCE_RE.match(line):
-            in_fence = not in_fence
-            continue
-        match = None if in_fence else _HEADING_RE.match(line)
-        if match is not None:
-            headings.append(" ".join(match.group(2).split()).casefold())
-        elif line.strip():
-            body.append(line)
-    return headings, body
-
-
-def _unfence(text: str) -> str:
-    """The reply without one outer ```markdown fence, which models add despite being told not to."""
-    match = _OUTER_FENCE_RE.match(text)
-    return match.group("body").strip() if match else text
 
 
 def _save_backup(root: Path, data: bytes, when: dt.datetime, keep: int) -> Path:
@@ -489,15 +430,6 @@ def _load_json(mem: MarkdownMemory, key: str) -> Any:
 
 def _store_json(mem: MarkdownMemory, key: str, value: Any) -> None:
     mem.index.set_meta(key, json.dumps(value, ensure_ascii=False))
-
-
-def _reply_text(reply: Any) -> str:
-    if isinstance(reply, str):
-        return reply
-    text = getattr(reply, "text", None)
-    if text is None:
-        raise TypeError(f"the model returned {type(reply).__name__}, not a message")
-    return str(text() if callable(text) and not isinstance(text, str) else text)
 
 
 def _seconds(value: dt.timedelta | float) -> float:

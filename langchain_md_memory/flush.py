@@ -214,6 +214,22 @@ async def arun_memory_flush(mem: MarkdownMemory, model: Runnable[Any, Any],
     return await asyncio.to_thread(_write, mem, content)
 
 
+_RUN: dict[str, Any] = {}  # sentinel of _plan: "ask the model"
+
+
+def _plan(state: dict[str, Any] | Any, trigger_tokens: int, token_counter: TokenCounter | None
+          ) -> tuple[list[Any], dict[str, Any] | None]:
+    """The conversation, and the update to return without flushing (``_RUN`` when a flush is due)."""
+    messages = list(state.get("messages") or [])
+    action = flush_action(messages, flushed=bool(state.get(FLUSHED_KEY)), trigger_tokens=trigger_tokens,
+                          token_counter=token_counter)
+    if action == "reset":
+        return messages, {FLUSHED_KEY: False}
+    if action == "skip":
+        return messages, None
+    return messages, _RUN
+
+
 def _after(result: FlushResult) -> dict[str, Any] | None:
     # A model error leaves the flag unset so the next pass retries; a write error is logged the same way.
     return None if result.error is not None else {FLUSHED_KEY: True}
@@ -222,13 +238,9 @@ def _after(result: FlushResult) -> dict[str, Any] | None:
 def flush_update(mem: MarkdownMemory, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
                  trigger_tokens: int, token_counter: TokenCounter | None = None) -> dict[str, Any] | None:
     """The state update of one flush check over ``state["messages"]`` (``None`` when nothing changes)."""
-    messages = list(state.get("messages") or [])
-    action = flush_action(messages, flushed=bool(state.get(FLUSHED_KEY)), trigger_tokens=trigger_tokens,
-                          token_counter=token_counter)
-    if action == "reset":
-        return {FLUSHED_KEY: False}
-    if action == "skip":
-        return None
+    messages, early = _plan(state, trigger_tokens, token_counter)
+    if early is not _RUN:
+        return early
     return _after(run_memory_flush(mem, model, messages))
 
 
@@ -236,11 +248,7 @@ async def aflush_update(mem: MarkdownMemory, model: Runnable[Any, Any], state: d
                         trigger_tokens: int, token_counter: TokenCounter | None = None
                         ) -> dict[str, Any] | None:
     """Async twin of :func:`flush_update`."""
-    messages = list(state.get("messages") or [])
-    action = flush_action(messages, flushed=bool(state.get(FLUSHED_KEY)), trigger_tokens=trigger_tokens,
-                          token_counter=token_counter)
-    if action == "reset":
-        return {FLUSHED_KEY: False}
-    if action == "skip":
-        return None
+    messages, early = _plan(state, trigger_tokens, token_counter)
+    if early is not _RUN:
+        return early
     return _after(await arun_memory_flush(mem, model, messages))

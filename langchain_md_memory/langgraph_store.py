@@ -45,7 +45,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langgraph.store.base import (
     BaseStore,
@@ -53,7 +53,6 @@ from langgraph.store.base import (
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -77,6 +76,7 @@ from .sections import (
     parse_sections,
     plan_changes,
 )
+from .store_filters import namespace_matches, value_matches
 
 if TYPE_CHECKING:
     from .memory import MarkdownMemory
@@ -253,7 +253,7 @@ class MarkdownBaseStore(BaseStore):
                 (item, None)
                 for namespace in self._namespaces(prefix)
                 for item in (_to_item(namespace, s) for s in merged_items(*self._read_namespace(namespace)))
-                if _matches(item.value, op.filter)
+                if value_matches(item.value, op.filter)
             ]
             ranked = sorted(found, key=lambda pair: pair[0].updated_at, reverse=True)
         return [_to_search_item(item, score) for item, score in ranked[op.offset : op.offset + op.limit]]
@@ -278,7 +278,7 @@ class MarkdownBaseStore(BaseStore):
                     if not overlaps or not stored.indexed:
                         continue
                     item = _to_item(namespace, stored)
-                    if not _matches(item.value, op.filter):
+                    if not value_matches(item.value, op.filter):
                         continue
                     ident = (namespace, stored.key)
                     if ident not in best or best[ident][1] < hit.score:
@@ -299,7 +299,7 @@ class MarkdownBaseStore(BaseStore):
         namespaces = [
             namespace
             for namespace in self._namespaces(())
-            if all(_does_match(condition, namespace) for condition in op.match_conditions or ())
+            if all(namespace_matches(condition, namespace) for condition in op.match_conditions or ())
             and any(parsed is not None and parsed.items for parsed in self._read_namespace(namespace))
         ]
         if op.max_depth is not None:
@@ -453,70 +453,3 @@ def _to_search_item(item: Item, score: float | None) -> SearchItem:
         updated_at=item.updated_at,
         score=score,
     )
-
-
-def _does_match(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    """Prefix or suffix match with ``"*"`` wildcards, as LangGraph's InMemoryStore does it."""
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    if condition.match_type == "prefix":
-        pairs = zip(namespace, path, strict=False)
-    elif condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path), strict=False)
-    else:
-        raise ValueError(f"Unsupported match type: {condition.match_type!r}")
-    return all(want == "*" or label == want for label, want in pairs)
-
-
-def _matches(value: dict[str, Any], filter: dict[str, Any] | None) -> bool:
-    """Whether ``value`` passes ``filter`` (equality, nested dicts, ``$eq $ne $gt $gte $lt $lte``)."""
-    return not filter or all(_compare(value.get(key), wanted) for key, wanted in filter.items())
-
-
-def _compare(actual: Any, wanted: Any) -> bool:
-    if isinstance(wanted, dict):
-        if any(str(k).startswith("$") for k in wanted):
-            return all(_apply_operator(actual, op, operand) for op, operand in wanted.items())
-        return isinstance(actual, dict) and all(_compare(actual.get(k), v) for k, v in wanted.items())
-    if isinstance(wanted, list | tuple):
-        return (
-            isinstance(actual, list | tuple)
-            and len(actual) == len(wanted)
-            and all(_compare(a, w) for a, w in zip(actual, wanted, strict=True))
-        )
-    return bool(actual == wanted)
-
-
-def _apply_operator(actual: Any, op: str, operand: Any) -> bool:
-    if op == "$eq":
-        return bool(actual == operand)
-    if op == "$ne":
-        return bool(actual != operand)
-    if op not in ("$gt", "$gte", "$lt", "$lte"):
-        raise ValueError(f"Unsupported filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte")
-    left, right = _comparable(actual, operand)
-    if left is None or right is None:
-        return False  # a missing or incomparable field never satisfies an ordering
-    if op == "$gt":
-        return bool(left > right)
-    if op == "$gte":
-        return bool(left >= right)
-    if op == "$lt":
-        return bool(left < right)
-    return bool(left <= right)
-
-
-def _comparable(actual: Any, operand: Any) -> tuple[Any, Any]:
-    """Both as numbers (``"5"`` counts), else both as strings (ISO dates sort), else ``None``."""
-    if isinstance(actual, str) and isinstance(operand, str):
-        try:
-            return float(actual), float(operand)
-        except ValueError:
-            return actual, operand
-    try:
-        if isinstance(actual, bool) or actual is None:
-            return None, None
-        return float(actual), float(operand)
-    except (TypeError, ValueError):
-        return None, None
