@@ -43,9 +43,13 @@ _EMBED_BACKOFF_S = 30.0
 class Embedder(Protocol):
     """What the indexer needs from an embedding client."""
 
-    def identity(self) -> object: ...
+    def identity(self) -> object:
+        """What the vectors depend on; ``str()`` of it is ``provider:model:dim``."""
+        ...
 
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text, as an ``(n, dim)`` float32 array."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
