@@ -19,7 +19,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -27,8 +27,8 @@ from typing import Any, cast
 import numpy as np
 
 from .errors import MemoryIndexError
-from .keyword import POSTINGS_BUDGET, bm25_score, bounded_terms, lucene_idf, match_expression
-from .text import query_terms
+from .keyword import POSTINGS_BUDGET, bm25_score, bounded_terms, lucene_idf
+from .text import match_expression, query_terms
 from .types import ChunkRecord, FileKind
 from .vectors import VectorMatrix, from_blob, to_blob
 
@@ -333,17 +333,6 @@ class MemoryIndex:
         """(chunks, chunks with a vector)."""
         row = self._query("SELECT count(*), count(embedding) FROM chunks").fetchone()
         return int(row[0]), int(row[1])
-
-    def chunks_by_ids(self, ids: Iterable[str]) -> list[ChunkRecord]:
-        """Records for chunk ids (unknown ids are skipped)."""
-        wanted = list(ids)
-        out: list[ChunkRecord] = []
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self._query(f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.id IN ({marks})", part)
-            out.extend(_record(r) for r in rows.fetchall())
-        return out
 
     # -- embeddings ---------------------------------------------------------------
 

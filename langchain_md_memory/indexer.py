@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import logging
 import os
 import threading
@@ -131,6 +132,7 @@ class Indexer:
         self._sync_lock = threading.Lock()
         self._embed_retry_at = 0.0
         self._known: dict[str, tuple[int, int]] | None = None
+        self._recent: list[str] = []
         self.last_sync: float | None = None
         self.last_stats: SyncStats | None = None
         self.identity_changed_from: str | None = None
@@ -157,16 +159,24 @@ class Indexer:
         recently changed ``stat_check_max_files`` files (the watcher and the
         dirty flag cover the rest).
         """
+        return self._check()[0]
+
+    def sync_if_needed(self) -> SyncStats | None:
+        """Sync when :meth:`needs_sync` says so, reusing its directory walk; else ``None``."""
+        needed, scanned = self._check()
+        return self._sync(False, None, scanned) if needed else None
+
+    def _check(self) -> tuple[bool, dict[str, tuple[int, int]] | None]:
+        """(sync needed, the directory walk made to decide it, if one was)."""
         if self._dirty or self._known is None:
-            return True
+            return True, None
         cap = self.config.stat_check_max_files
         if cap == 0:
-            return False
+            return False, None
         if len(self._known) <= cap:
-            return self.store.scan() != self._known
-        known = self._known
-        recent = sorted(known, key=lambda path: known[path][0], reverse=True)[:cap]
-        return any(known[path] != self.store.stat(path) for path in recent)
+            scanned = self.store.scan()
+            return scanned != self._known, scanned
+        return any(self._known.get(path) != self.store.stat(path) for path in self._recent), None
 
     # -- sync -----------------------------------------------------------------------
 
@@ -176,11 +186,15 @@ class Indexer:
         ``force`` re-reads and re-chunks every file; unchanged chunk texts
         still come from the embedding cache, so nothing is re-embedded.
         """
+        return self._sync(force, progress, None)
+
+    def _sync(self, force: bool, progress: ProgressFn | None,
+              scanned: dict[str, tuple[int, int]] | None) -> SyncStats:
         with self._sync_lock:
             self._dirty = False
             counters = _Counters()
             try:
-                self._sync_files(force or self._chunking_changed(), counters, progress)
+                self._sync_files(force or self._chunking_changed(), counters, progress, scanned)
                 self._embed_missing(counters)
             except BaseException:
                 self._dirty = True
@@ -198,9 +212,13 @@ class Indexer:
         self.index.set_meta("chunking", signature)
         return True
 
-    def _sync_files(self, force: bool, c: _Counters, progress: ProgressFn | None) -> None:
+    def _sync_files(self, force: bool, c: _Counters, progress: ProgressFn | None,
+                    scanned: dict[str, tuple[int, int]] | None = None) -> None:
         known = self.index.file_states()
-        scanned = self.store.scan()
+        # A walk made by needs_sync() moments ago is as good as a new one: every changed file is
+        # re-stat-ed inside the write transaction below, and a file added since is seen next time.
+        if scanned is None:
+            scanned = self.store.scan()
         paths = sorted(scanned)
         seen: dict[str, tuple[int, int]] = {}
         c.files = len(paths)
@@ -221,9 +239,17 @@ class Indexer:
         for path in known.keys() - seen.keys() - scanned.keys():
             c.dropped += self.index.remove_file(path)
             c.removed += 1
-        self._known = seen
+        self._remember(seen)
         if progress is not None:
             progress(len(paths), len(paths))
+
+    def _remember(self, seen: dict[str, tuple[int, int]]) -> None:
+        """Keep what this sync saw, and (for memories over the stat-check cap) its newest files."""
+        self._known = seen
+        cap = self.config.stat_check_max_files
+        self._recent = (
+            heapq.nlargest(cap, seen, key=lambda path: seen[path][0]) if len(seen) > cap else []
+        )
 
     def _reindex_file(self, path: str, force: bool, fingerprint: str | None, c: _Counters
                       ) -> tuple[int, int] | None:
@@ -371,6 +397,7 @@ class Indexer:
                     os.unlink(target + suffix)
             new_index = open_index(target)
             self.index = new_index
-            self._known = builder._known
+            if builder._known is not None:
+                self._remember(builder._known)
             self._dirty = False
         return new_index, stats

@@ -16,7 +16,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-__all__ = ["POSTINGS_BUDGET", "bm25_score", "bounded_terms", "lucene_idf", "match_expression"]
+__all__ = ["POSTINGS_BUDGET", "bm25_score", "bounded_terms", "lucene_idf"]
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -42,11 +42,6 @@ def bm25_score(
     counts = Counter(doc_terms)
     norm = BM25_K1 * (1 - BM25_B + BM25_B * len(doc_terms) / avg_len)
     return sum(idf[t] * counts[t] * (BM25_K1 + 1) / (counts[t] + norm) for t in terms if counts[t])
-
-
-def match_expression(terms: Sequence[str]) -> str:
-    """OR of double-quoted terms, like :func:`text.fts_query`, for already tokenised terms."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 def bounded_terms(terms: Sequence[str], df: Mapping[str, int], budget: int = POSTINGS_BUDGET) -> list[str]:

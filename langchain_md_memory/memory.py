@@ -275,8 +275,7 @@ class MarkdownMemory:
 
     def _ensure_synced(self) -> None:
         try:
-            if self.indexer.needs_sync():
-                self.indexer.sync()
+            self.indexer.sync_if_needed()
         except (MemoryIndexError, sqlite3.Error) as exc:
             logger.warning("sync failed, searching the index as it is: %s", exc)
 

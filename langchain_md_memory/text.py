@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-__all__ = ["estimate_tokens", "fts_query", "index_terms", "query_terms", "token_set"]
+__all__ = ["estimate_tokens", "fts_query", "index_terms", "match_expression", "query_terms", "token_set"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
@@ -74,7 +74,12 @@ def fts_query(query: str) -> str:
     input (``AND``, ``NEAR(``, ``*``, ``:``, quotes) is only ever text; BM25
     ranks chunks matching more terms higher.
     """
-    return " OR ".join(f'"{term}"' for term in query_terms(query))
+    return match_expression(query_terms(query))
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """OR of double-quoted terms (a quote inside a term is doubled): the FTS5 form of ``fts_query``."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 def token_set(text: str) -> frozenset[str]:
