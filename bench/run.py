@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig
-from langchain_md_memory.indexer import Indexer
-from langchain_md_memory.vectors import VectorMatrix
+from langchain_md_memory.index.vectors import VectorMatrix
+from langchain_md_memory.sync.indexer import Indexer
 
 from .baselines import (
     NumpyFloor,

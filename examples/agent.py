@@ -41,8 +41,12 @@ from langchain_md_memory import (
     create_memory_tools,
     create_session_context_node,
 )
-from langchain_md_memory.nodes import MemoryState, create_post_compaction_node, create_recall_node
-from langchain_md_memory.paths import daily_file_name
+from langchain_md_memory.files.paths import daily_file_name
+from langchain_md_memory.integrations.nodes import (
+    MemoryState,
+    create_post_compaction_node,
+    create_recall_node,
+)
 
 SAMPLE = Path(__file__).resolve().parent / "memory"
 FLUSH_TOKENS = 1000

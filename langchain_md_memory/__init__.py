@@ -26,19 +26,19 @@ from .memory import MarkdownMemory
 from .types import MemorySearchResult
 
 if TYPE_CHECKING:
-    from .dream import DreamResult, create_dream_node
-    from .langgraph_store import MarkdownBaseStore
-    from .middleware import MarkdownMemoryMiddleware as MarkdownMemoryMiddleware
-    from .nodes import (
+    from .features.dream import DreamResult, create_dream_node
+    from .features.transcripts import create_session_log_node, write_session_log
+    from .integrations.basestore import MarkdownBaseStore
+    from .integrations.middleware import MarkdownMemoryMiddleware as MarkdownMemoryMiddleware
+    from .integrations.nodes import (
         MemoryState,
         create_memory_flush_node,
         create_post_compaction_node,
         create_recall_node,
         create_session_context_node,
     )
-    from .retriever import MarkdownMemoryRetriever
-    from .tools import create_memory_tools
-    from .transcripts import create_session_log_node, write_session_log
+    from .integrations.retriever import MarkdownMemoryRetriever
+    from .integrations.tools import create_memory_tools
 
 __all__ = [
     "DreamResult",
@@ -64,20 +64,20 @@ __all__ = [
 
 # Integration modules import LangChain/LangGraph pieces; load them on first use.
 _LAZY = {
-    "MarkdownMemoryRetriever": ".retriever",
-    "MarkdownBaseStore": ".langgraph_store",
-    "create_memory_tools": ".tools",
-    "create_session_context_node": ".nodes",
-    "create_memory_flush_node": ".nodes",
-    "create_recall_node": ".nodes",
-    "create_post_compaction_node": ".nodes",
-    "MemoryState": ".nodes",
+    "MarkdownMemoryRetriever": ".integrations.retriever",
+    "MarkdownBaseStore": ".integrations.basestore",
+    "create_memory_tools": ".integrations.tools",
+    "create_session_context_node": ".integrations.nodes",
+    "create_memory_flush_node": ".integrations.nodes",
+    "create_recall_node": ".integrations.nodes",
+    "create_post_compaction_node": ".integrations.nodes",
+    "MemoryState": ".integrations.nodes",
     # Not in __all__: it needs the `agents` extra (langchain), and `import *` must work without it.
-    "MarkdownMemoryMiddleware": ".middleware",
-    "create_session_log_node": ".transcripts",
-    "write_session_log": ".transcripts",
-    "DreamResult": ".dream",
-    "create_dream_node": ".dream",
+    "MarkdownMemoryMiddleware": ".integrations.middleware",
+    "create_session_log_node": ".features.transcripts",
+    "write_session_log": ".features.transcripts",
+    "DreamResult": ".features.dream",
+    "create_dream_node": ".features.dream",
 }
 
 

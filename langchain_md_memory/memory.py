@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.embeddings import Embeddings
 
 from .config import MemoryConfig
-from .embeddings import EmbeddingClient, resolve_embeddings
+from .embeddings.client import EmbeddingClient, resolve_embeddings
 from .errors import MemoryIndexError, MemoryPathError, MemoryStoreError
-from .index import MemoryIndex
-from .indexer import Indexer, ProgressFn, SyncStats, index_identity
-from .paths import INDEX_FILE, is_managed_file
+from .files.paths import INDEX_FILE, is_managed_file
+from .files.store import MarkdownStore
+from .index.sqlite import MemoryIndex
 from .project import (
     GLOBAL_PREFIX,
     ProjectIdentity,
@@ -42,17 +42,17 @@ from .project import (
     split_ids,
 )
 from .search.pipeline import RankedResults, Recall, rank
-from .store import MarkdownStore
+from .sync.indexer import Indexer, ProgressFn, SyncStats, index_identity
 from .types import MemorySearchResult
 
 if TYPE_CHECKING:
     from langchain_core.language_models import LanguageModelLike
 
-    from .dream import DreamResult
-    from .langgraph_store import MarkdownBaseStore
-    from .retriever import MarkdownMemoryRetriever
-    from .verify import VerifyReport
-    from .watcher import MemoryWatcher
+    from .features.dream import DreamResult
+    from .integrations.basestore import MarkdownBaseStore
+    from .integrations.retriever import MarkdownMemoryRetriever
+    from .sync.verify import VerifyReport
+    from .sync.watcher import MemoryWatcher
 
 __all__ = ["MarkdownMemory"]
 
@@ -396,7 +396,7 @@ class MarkdownMemory:
 
         See :func:`verify.verify_index`. Example: ``assert mem.verify().ok``.
         """
-        from .verify import verify_index
+        from .sync.verify import verify_index
 
         with self._lock:
             return verify_index(self.indexer, repair=repair)
@@ -434,7 +434,7 @@ class MarkdownMemory:
 
     def dream(self, model: LanguageModelLike, **kwargs: Any) -> DreamResult:
         """Consolidate session logs into MEMORY.md with ``model``; see :func:`dream.dream` for kwargs."""
-        from .dream import dream
+        from .features.dream import dream
 
         return dream(self, model, **kwargs)
 
@@ -444,7 +444,7 @@ class MarkdownMemory:
 
     def export_archive(self, path: str | os.PathLike[str]) -> Path:
         """Write the Markdown files (nothing else) to a ``.tar.gz``; returns its path."""
-        from .archive import export_archive
+        from .features.archive import export_archive
 
         return export_archive(self, path)
 
@@ -456,7 +456,7 @@ class MarkdownMemory:
 
         ``kwargs`` (``embeddings``, ``config``) go to the constructor.
         """
-        from .archive import import_archive
+        from .features.archive import import_archive
 
         caps = {k: v for k, v in (("max_bytes", max_bytes), ("max_files", max_files)) if v is not None}
         import_archive(path, memory_dir, overwrite=overwrite, **caps)
@@ -472,7 +472,7 @@ class MarkdownMemory:
 
     def as_retriever(self, **kwargs: Any) -> MarkdownMemoryRetriever:
         """A LangChain retriever over this memory (``k`` and config overrides as kwargs)."""
-        from .retriever import MarkdownMemoryRetriever
+        from .integrations.retriever import MarkdownMemoryRetriever
 
         return MarkdownMemoryRetriever.from_memory(self, **kwargs)
 
@@ -486,7 +486,7 @@ class MarkdownMemory:
                 store.put(("users", "alice"), "food", {"content": "Loves hotpot"})
                 agent = create_agent(model, tools=[...], store=store)
         """
-        from .langgraph_store import MarkdownBaseStore
+        from .integrations.basestore import MarkdownBaseStore
 
         return MarkdownBaseStore(self, **kwargs)
 
@@ -542,7 +542,7 @@ class MarkdownMemory:
         global memory of a project memory is watched too. Idempotent: a
         running watcher is returned as is.
         """
-        from .watcher import MemoryWatcher
+        from .sync.watcher import MemoryWatcher
 
         with self._lock:
             if self._closed:

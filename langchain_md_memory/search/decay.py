@@ -21,7 +21,7 @@ import datetime as dt
 import math
 from collections.abc import Iterable
 
-from ..paths import daily_date
+from ..files.paths import daily_date
 from ..types import MemorySearchResult
 from .merge import sort_hits
 

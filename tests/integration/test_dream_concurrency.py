@@ -17,8 +17,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.dream import DREAM_LOCK_FILE, create_dream_node
-from langchain_md_memory.lockfile import LockFile
+from langchain_md_memory.features.dream import DREAM_LOCK_FILE, create_dream_node
+from langchain_md_memory.files.locks import LockFile
 
 GOOD = "# Profile\n\n- Prefers ETFs\n- Retire at 55\n"
 
@@ -48,7 +48,7 @@ DREAMER = textwrap.dedent("""
 HOLDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from langchain_md_memory.lockfile import LockFile
+    from langchain_md_memory.files.locks import LockFile
 
     lock = LockFile(Path(sys.argv[1]), use_flock=sys.argv[2] == "flock")
     assert lock.acquire()

@@ -23,9 +23,9 @@ from langgraph.store.base import (
 
 from langchain_md_memory import MarkdownMemory, MemoryPathError
 from langchain_md_memory.errors import MemoryStoreError
-from langchain_md_memory.langgraph_store import NAMESPACE_FILE, MarkdownBaseStore, unindexed_file_name
-from langchain_md_memory.store import MarkdownStore
-from langchain_md_memory.tools import create_memory_tools
+from langchain_md_memory.files.store import MarkdownStore
+from langchain_md_memory.integrations.basestore import NAMESPACE_FILE, MarkdownBaseStore, unindexed_file_name
+from langchain_md_memory.integrations.tools import create_memory_tools
 
 ALICE = ("users", "alice")
 BOB = ("users", "bob")

@@ -16,9 +16,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from langchain_md_memory import MarkdownMemoryMiddleware
-from langchain_md_memory.flush import FLUSH_HEADING, MEMORY_FLUSH_TOKEN
-from langchain_md_memory.paths import daily_file_name
-from langchain_md_memory.tools import MEMORY_TOOLS_POLICY
+from langchain_md_memory.features.flush import FLUSH_HEADING, MEMORY_FLUSH_TOKEN
+from langchain_md_memory.files.paths import daily_file_name
+from langchain_md_memory.integrations.tools import MEMORY_TOOLS_POLICY
 
 MEMORY = """# Long-term memory
 
@@ -224,7 +224,7 @@ def test_importing_the_package_and_nodes_does_not_import_langchain():
         "import langchain_md_memory\n"
         "from langchain_md_memory import create_memory_tools, create_session_context_node, "
         "create_memory_flush_node, create_recall_node, create_post_compaction_node\n"
-        "import langchain_md_memory.flush, langchain_md_memory.recall\n"
+        "import langchain_md_memory.features.flush, langchain_md_memory.integrations.prompt_context\n"
         "print('langchain' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,

@@ -13,10 +13,14 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from langchain_md_memory import create_memory_flush_node, create_session_context_node
-from langchain_md_memory.flush import FLUSH_HEADING
-from langchain_md_memory.nodes import MemoryState, create_post_compaction_node, create_recall_node
-from langchain_md_memory.paths import daily_file_name
-from langchain_md_memory.recall import RECALL_ID, SESSION_CONTEXT_ID
+from langchain_md_memory.features.flush import FLUSH_HEADING
+from langchain_md_memory.files.paths import daily_file_name
+from langchain_md_memory.integrations.nodes import (
+    MemoryState,
+    create_post_compaction_node,
+    create_recall_node,
+)
+from langchain_md_memory.integrations.prompt_context import RECALL_ID, SESSION_CONTEXT_ID
 
 MEMORY = """# Long-term memory
 

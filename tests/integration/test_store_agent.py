@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.langgraph_store import MarkdownBaseStore
+from langchain_md_memory.integrations.basestore import MarkdownBaseStore
 
 ALICE = ("users", "alice")
 

@@ -6,7 +6,7 @@ import multiprocessing
 from collections import Counter
 from pathlib import Path
 
-from langchain_md_memory.store import MarkdownStore
+from langchain_md_memory.files.store import MarkdownStore
 
 WORKERS = 3
 APPENDS = 100

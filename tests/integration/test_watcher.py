@@ -12,7 +12,7 @@ import pytest
 from watchdog.utils import BaseThread
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig
-from langchain_md_memory.watcher import WATCHER_THREAD_NAME, MemoryWatcher
+from langchain_md_memory.sync.watcher import WATCHER_THREAD_NAME, MemoryWatcher
 
 DEBOUNCE_MS = 300
 

@@ -178,7 +178,7 @@ def test_a_keyword_read_interleaved_with_an_index_write_is_not_aborted(tmp_path:
     """Two threads on one shared connection, made deterministic: a read's rows are taken, a write
     lands, then the read is consumed. FTS5 aborts a half-read query when its table is written on the
     same connection ("query aborted"), so rows must be read whole under the index lock."""
-    from langchain_md_memory.index import ChunkRow, FileState, MemoryIndex
+    from langchain_md_memory.index.sqlite import ChunkRow, FileState, MemoryIndex
     from langchain_md_memory.text import index_terms
     from langchain_md_memory.types import ChunkRecord
 
@@ -205,7 +205,7 @@ def test_a_keyword_search_is_one_snapshot_while_another_process_resyncs_the_file
 ) -> None:
     """Another process's sync lands between keyword_search's statements (made deterministic by
     hooking the point between them): the search must still answer from one consistent snapshot."""
-    from langchain_md_memory.index import ChunkRow, FileState, MemoryIndex
+    from langchain_md_memory.index.sqlite import ChunkRow, FileState, MemoryIndex
     from langchain_md_memory.text import index_terms
     from langchain_md_memory.types import ChunkRecord
 
@@ -247,7 +247,7 @@ def test_a_vector_search_is_one_snapshot_while_another_process_resyncs_the_file(
 ) -> None:
     import numpy as np
 
-    from langchain_md_memory.index import ChunkRow, FileState, MemoryIndex
+    from langchain_md_memory.index.sqlite import ChunkRow, FileState, MemoryIndex
     from langchain_md_memory.types import ChunkRecord
 
     def rows(version: int) -> list[ChunkRow]:

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.store import MarkdownStore
+from langchain_md_memory.files.store import MarkdownStore
 from tests.reliability.writer_proc import counter_text, fact_line, version_text
 
 HERE = Path(__file__).parent

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
-import langchain_md_memory.indexer as indexer_module
+import langchain_md_memory.sync.indexer as indexer_module
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.indexer import embed_text
+from langchain_md_memory.sync.indexer import embed_text
 from tests.reliability.faults import raw_rows
 
 DIM = 16

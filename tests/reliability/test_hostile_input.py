@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.chunker import chunk_markdown
 from langchain_md_memory.config import MemoryConfig
 from langchain_md_memory.errors import MemoryPathError, MemoryStoreError
-from langchain_md_memory.index import MemoryIndex
-from langchain_md_memory.paths import resolve_memory_path
+from langchain_md_memory.files.chunker import chunk_markdown
+from langchain_md_memory.files.paths import resolve_memory_path
+from langchain_md_memory.index.sqlite import MemoryIndex
 from langchain_md_memory.search import Recall, rank
 from langchain_md_memory.types import ChunkRecord, FileKind
 

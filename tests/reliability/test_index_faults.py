@@ -19,7 +19,7 @@ import pytest
 
 from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.errors import MemoryIndexError, MemoryStoreError
-from langchain_md_memory.index import MemoryIndex
+from langchain_md_memory.index.sqlite import MemoryIndex
 from tests.reliability.faults import assert_finds_every_topic, read_only, seed_memory, topic_text
 
 HERE = Path(__file__).parent

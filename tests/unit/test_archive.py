@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.archive import ArchiveError, export_archive, import_archive
+from langchain_md_memory.features.archive import ArchiveError, export_archive, import_archive
 
 FILES = {
     "MEMORY.md": "# Profile\n\n- 单只个股不超过总仓位 5%\n- Retire at 55\n".encode(),
@@ -283,7 +283,7 @@ def test_archive_with_directory_entries_from_plain_tar_is_accepted(tmp_path: Pat
 
 
 def test_cli_export_then_import(full_memory: MarkdownMemory, tmp_path: Path) -> None:
-    from langchain_md_memory.cli import main
+    from langchain_md_memory.integrations.cli import main
 
     full_memory.close()
     out, err = io.StringIO(), io.StringIO()

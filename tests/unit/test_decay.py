@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from langchain_md_memory.paths import file_kind
+from langchain_md_memory.files.paths import file_kind
 from langchain_md_memory.search.decay import apply_temporal_decay, decay_multiplier, hit_age_days
 from langchain_md_memory.types import MemorySearchResult
 

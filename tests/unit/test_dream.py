@@ -15,14 +15,14 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import Field
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.dream import (
+from langchain_md_memory.features.dream import (
     DREAM_LOCK_FILE,
     HISTORY_DIR,
     create_dream_node,
     dream,
     validate_reply,
 )
-from langchain_md_memory.lockfile import LockFile
+from langchain_md_memory.files.locks import LockFile
 
 NOW = dt.datetime(2026, 7, 14, 12, 0, tzinfo=dt.UTC)
 CURRENT = "# Profile\n\n- Name: Ana\n\n## Goals\n\n- Retire at 55\n\n## Risk\n\n- Conservative\n"
@@ -341,7 +341,7 @@ async def test_dream_node_async_path_dreams(kw_memory: MarkdownMemory) -> None:
 
 
 def test_cli_dream_uses_the_model_spec(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from langchain_md_memory import cli
+    from langchain_md_memory.integrations import cli
 
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         _setup(mem)
@@ -363,7 +363,7 @@ def test_cli_dream_uses_the_model_spec(memory_dir: Path, monkeypatch: pytest.Mon
 
 def test_cli_dream_without_langchain_prints_one_line(memory_dir: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from langchain_md_memory import cli
+    from langchain_md_memory.integrations import cli
 
     monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
     out, err = io.StringIO(), io.StringIO()

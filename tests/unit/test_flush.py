@@ -12,7 +12,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import Field
 
 from langchain_md_memory import create_memory_flush_node
-from langchain_md_memory.flush import (
+from langchain_md_memory.features.flush import (
     FLUSH_HEADING,
     MEMORY_FLUSH_PROMPT,
     MEMORY_FLUSH_TOKEN,
@@ -22,8 +22,8 @@ from langchain_md_memory.flush import (
     parse_flush_reply,
     run_memory_flush,
 )
-from langchain_md_memory.paths import daily_file_name
-from langchain_md_memory.recall import RECALL_ID, SESSION_CONTEXT_ID
+from langchain_md_memory.files.paths import daily_file_name
+from langchain_md_memory.integrations.prompt_context import RECALL_ID, SESSION_CONTEXT_ID
 
 FACTS = "- Wants to retire at 55.\n- Sold half of NVDA because it was over the 5% single-stock limit."
 
@@ -141,7 +141,7 @@ def test_sentinel_reply_writes_nothing(kw_memory):
 
 
 def test_model_error_is_logged_and_does_not_raise(kw_memory, caplog):
-    with caplog.at_level(logging.WARNING, logger="langchain_md_memory.flush"):
+    with caplog.at_level(logging.WARNING, logger="langchain_md_memory.features.flush"):
         result = run_memory_flush(kw_memory, BrokenModel(responses=[]), conversation())
     assert result.written is False
     assert result.error == "RuntimeError: provider unavailable"

@@ -3,7 +3,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from langchain_md_memory.index import SCHEMA_VERSION, ChunkRow, FileState, MemoryIndex
+from langchain_md_memory.index.sqlite import SCHEMA_VERSION, ChunkRow, FileState, MemoryIndex
 from langchain_md_memory.text import index_terms
 from langchain_md_memory.types import ChunkRecord
 

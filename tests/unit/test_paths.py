@@ -2,7 +2,7 @@ import datetime as dt
 
 import pytest
 
-from langchain_md_memory.paths import (
+from langchain_md_memory.files.paths import (
     daily_date,
     file_kind,
     is_managed_file,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from langchain_md_memory.config import MemoryConfig
-from langchain_md_memory.paths import file_kind
+from langchain_md_memory.files.paths import file_kind
 from langchain_md_memory.search import FUNNEL_STAGES, Recall, rank
 from langchain_md_memory.types import ChunkRecord
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_md_memory.config import MemoryConfig
-from langchain_md_memory.paths import file_kind
+from langchain_md_memory.files.paths import file_kind
 from langchain_md_memory.search import Recall, filter_min_score, merge_candidates, mmr_rerank, rank
 from langchain_md_memory.types import ChunkRecord
 

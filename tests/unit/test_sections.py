@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_md_memory.chunker import chunk_markdown
-from langchain_md_memory.sections import (
+from langchain_md_memory.files.chunker import chunk_markdown
+from langchain_md_memory.integrations.store_sections import (
     Change,
     FileChanges,
     ParsedFile,

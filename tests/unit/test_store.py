@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory.errors import MemoryPathError, MemoryStoreError
-from langchain_md_memory.store import LOCK_FILE, MarkdownStore
+from langchain_md_memory.files.store import LOCK_FILE, MarkdownStore
 from langchain_md_memory.text import estimate_tokens
 
 TODAY = dt.date(2026, 7, 14)

@@ -7,8 +7,8 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 
 from langchain_md_memory import MarkdownMemory, MemoryIndexError, create_memory_tools
-from langchain_md_memory.paths import daily_file_name
-from langchain_md_memory.tools import MemorySearchInput, MemoryUpdateInput
+from langchain_md_memory.files.paths import daily_file_name
+from langchain_md_memory.integrations.tools import MemorySearchInput, MemoryUpdateInput
 
 MEMORY = """# Long-term memory
 

@@ -6,7 +6,7 @@ import re
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langchain_md_memory.transcripts import (
+from langchain_md_memory.features.transcripts import (
     REDACTED,
     Redactor,
     render_transcript,

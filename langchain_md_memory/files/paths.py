@@ -11,8 +11,8 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from .errors import MemoryPathError
-from .types import FileKind
+from ..errors import MemoryPathError
+from ..types import FileKind
 
 __all__ = [
     "INDEX_FILE",

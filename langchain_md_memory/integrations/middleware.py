@@ -8,7 +8,7 @@ What it does on every model call:
 - ``before_model`` (sync and async): the pre-compaction flush (when
   ``flush_model`` is given) and, on the first model call of a thread, the
   first-turn recall, both through the same code as the graph nodes
-  (:mod:`langchain_md_memory.flush`, :mod:`langchain_md_memory.recall`).
+  (:mod:`langchain_md_memory.features.flush`, :mod:`langchain_md_memory.integrations.prompt_context`).
   Recall hits are kept in private state (``memory_recall``), not in
   ``messages``.
 - ``wrap_model_call`` / ``awrap_model_call``: appends to the system message the
@@ -31,7 +31,7 @@ Example:
 
         from langchain.agents import create_agent
         from langchain.agents.middleware import SummarizationMiddleware
-        from langchain_md_memory.middleware import MarkdownMemoryMiddleware
+        from langchain_md_memory.integrations.middleware import MarkdownMemoryMiddleware
 
         agent = create_agent(
             model,
@@ -54,10 +54,10 @@ from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
-from .flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
-from .memory import MarkdownMemory
+from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
+from ..memory import MarkdownMemory
 from .nodes import DEFAULT_RECALL_TOKENS
-from .recall import first_human_text, message_text, recall_text, session_context_text
+from .prompt_context import first_human_text, message_text, recall_text, session_context_text
 from .tools import MEMORY_TOOLS_POLICY, create_memory_tools
 
 __all__ = ["MarkdownMemoryMiddleware", "MemoryAgentState"]

@@ -14,7 +14,7 @@ Example:
     .. code-block:: python
 
         from langchain_core.embeddings import DeterministicFakeEmbedding
-        from langchain_md_memory.embeddings import EmbeddingClient, resolve_embeddings
+        from langchain_md_memory.embeddings.client import EmbeddingClient, resolve_embeddings
 
         client = resolve_embeddings(DeterministicFakeEmbedding(size=8))
         assert client is not None
@@ -41,7 +41,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from numpy.typing import NDArray
 
-from .errors import EmbeddingError
+from ..errors import EmbeddingError
 
 __all__ = [
     "DEFAULT_OPENAI_MODEL",
@@ -402,7 +402,7 @@ def resolve_embeddings(
                 DEFAULT_OPENAI_MODEL, api_key=api_key, base_url=base_url, env=env, timeout_s=timeout_s
             )
             return EmbeddingClient(emb, provider="openai", model=DEFAULT_OPENAI_MODEL, **opts)
-        from .local_embeddings import local_embeddings_available
+        from .local import local_embeddings_available
 
         if local_embeddings_available():
             logger.info("embeddings=auto: no OPENAI_API_KEY, using the bundled offline model")
@@ -416,7 +416,7 @@ def resolve_embeddings(
 
 
 def _local_client(opts: dict[str, Any]) -> EmbeddingClient:
-    from .local_embeddings import LOCAL_MODEL_NAME, LocalEmbeddings
+    from .local import LOCAL_MODEL_NAME, LocalEmbeddings
 
     logger.info("embeddings: local %s (offline)", LOCAL_MODEL_NAME)
     return EmbeddingClient(LocalEmbeddings(), provider="local", model=LOCAL_MODEL_NAME, **opts)

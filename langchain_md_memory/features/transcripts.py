@@ -14,7 +14,7 @@ Example:
 
         from langchain_core.messages import AIMessage, HumanMessage
         from langchain_md_memory import MarkdownMemory
-        from langchain_md_memory.transcripts import write_session_log
+        from langchain_md_memory.features.transcripts import write_session_log
 
         with MarkdownMemory("memory", embeddings="none") as mem:
             path = write_session_log(mem, [HumanMessage("Rebalance to 60/40?"), AIMessage("Yes.")], "t-1")
@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from .paths import SESSIONS_DIR
+from ..files.paths import SESSIONS_DIR
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-    from .memory import MarkdownMemory
+    from ..memory import MarkdownMemory
 
 __all__ = [
     "DEFAULT_OMITTED_TOOLS",

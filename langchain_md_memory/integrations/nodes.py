@@ -16,13 +16,13 @@ which you add to your state schema (or use :class:`MemoryState`).
   (and took the session context with it), re-injects the session context
   without the lines the summary already holds.
 - :func:`create_memory_flush_node`: the pre-compaction flush
-  (see :mod:`langchain_md_memory.flush` for the prompt and the cycle rule).
+  (see :mod:`langchain_md_memory.features.flush` for the prompt and the cycle rule).
 
 Example:
     .. code-block:: python
 
         from langgraph.graph import START, StateGraph
-        from langchain_md_memory.nodes import (
+        from langchain_md_memory.integrations.nodes import (
             MemoryState, create_memory_flush_node, create_session_context_node,
         )
 
@@ -45,9 +45,9 @@ from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage, c
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.graph import MessagesState
 
-from .flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
-from .memory import MarkdownMemory
-from .recall import (
+from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
+from ..memory import MarkdownMemory
+from .prompt_context import (
     RECALL_ID,
     SESSION_CONTEXT_ID,
     after_leading_system,
@@ -220,7 +220,7 @@ def create_post_compaction_node(mem: MarkdownMemory, *, max_tokens: int | None =
     """A node that re-injects the session context after a summary replaced the history.
 
     Acts only when ``messages`` holds a summary message (``is_summary``,
-    default :func:`~langchain_md_memory.recall.is_summary_message`) and no
+    default :func:`~langchain_md_memory.integrations.prompt_context.is_summary_message`) and no
     session-context message survived the compaction. The context (capped at
     ``max_tokens``) loses every line already present in the messages, and
     goes first with the session-context id, so a later session-context node

@@ -39,12 +39,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import MemoryPathError, MemoryStoreError
-from .paths import is_memory_file, normalize_relpath, resolve_memory_path
-from .store import MarkdownStore, _umask, atomic_output
+from ..errors import MemoryPathError, MemoryStoreError
+from ..files.paths import is_memory_file, normalize_relpath, resolve_memory_path
+from ..files.store import MarkdownStore, _umask, atomic_output
 
 if TYPE_CHECKING:
-    from .memory import MarkdownMemory
+    from ..memory import MarkdownMemory
 
 __all__ = ["ARCHIVE_NAME", "ArchiveError", "export_archive", "import_archive"]
 

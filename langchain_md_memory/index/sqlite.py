@@ -26,10 +26,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from .errors import MemoryIndexError
+from ..errors import MemoryIndexError
+from ..text import match_expression, query_terms
+from ..types import ChunkRecord, FileKind
 from .keyword import POSTINGS_BUDGET, bm25_score, bounded_terms, lucene_idf
-from .text import match_expression, query_terms
-from .types import ChunkRecord, FileKind
 from .vectors import VectorMatrix, from_blob, to_blob
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]

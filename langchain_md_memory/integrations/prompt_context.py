@@ -8,7 +8,7 @@ the model already has, and stays inside a token budget.
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.recall import recall_text
+        from langchain_md_memory.integrations.prompt_context import recall_text
 
         text = recall_text(mem, "Can I buy more NVDA?", already_seen=[], max_tokens=400)
         # "Recalled from long-term memory ...\\n\\n[1] MEMORY.md#L7-L9 (score 1.00)\\n..."
@@ -23,10 +23,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from .errors import MemoryStoreError
-from .memory import MarkdownMemory
-from .text import estimate_tokens
-from .types import MemorySearchResult
+from ..errors import MemoryStoreError
+from ..memory import MarkdownMemory
+from ..text import estimate_tokens
+from ..types import MemorySearchResult
 
 __all__ = [
     "MEMORY_MESSAGE_IDS",

@@ -12,14 +12,14 @@ The cycle rule (state key ``memory_flushed``): a flush sets it; it resets to
 is what a compaction (summary, trim) does. So there is one flush per
 compaction cycle, and a history that stays large is never flushed twice.
 
-The graph node (:func:`~langchain_md_memory.nodes.create_memory_flush_node`)
+The graph node (:func:`~langchain_md_memory.integrations.nodes.create_memory_flush_node`)
 and the ``create_agent`` middleware both call :func:`flush_update` /
 :func:`aflush_update`.
 
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.flush import run_memory_flush
+        from langchain_md_memory.features.flush import run_memory_flush
 
         result = run_memory_flush(mem, chat_model, state["messages"])
         result.written, result.path  # (True, "2026-12-02.md")
@@ -39,9 +39,9 @@ from langchain_core.messages.utils import count_tokens_approximately, get_buffer
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 
-from .errors import MemoryPathError, MemoryStoreError
-from .memory import MarkdownMemory
-from .recall import MEMORY_MESSAGE_IDS
+from ..errors import MemoryPathError, MemoryStoreError
+from ..integrations.prompt_context import MEMORY_MESSAGE_IDS
+from ..memory import MarkdownMemory
 
 __all__ = [
     "DEFAULT_TRIGGER_TOKENS",

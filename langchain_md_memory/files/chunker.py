@@ -10,7 +10,7 @@ title, and every chunk records the heading path in effect at its first line.
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.chunker import chunk_markdown
+        from langchain_md_memory.files.chunker import chunk_markdown
 
         chunks = chunk_markdown("# Goals\\n\\n## Retirement\\n\\nRetire at 55.\\n")
         assert [(c.start_line, c.end_line, c.heading) for c in chunks] == [
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 # One CJK definition for the whole package, so chunk budgets match estimate_tokens exactly.
-from .text import _CJK_CHAR_RE, estimate_tokens
-from .types import Chunk
+from ..text import _CJK_CHAR_RE, estimate_tokens
+from ..types import Chunk
 
 __all__ = ["CHUNKER_VERSION", "chunk_markdown"]
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .errors import MemoryIndexError
+from ..errors import MemoryIndexError
 
 __all__ = ["VectorMatrix", "from_blob", "to_blob"]
 

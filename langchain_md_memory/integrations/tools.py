@@ -33,10 +33,10 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
-from .errors import MemoryPathError, MemoryStoreError
-from .memory import MarkdownMemory
-from .paths import resolve_alias
-from .recall import format_hits
+from ..errors import MemoryPathError, MemoryStoreError
+from ..files.paths import resolve_alias
+from ..memory import MarkdownMemory
+from .prompt_context import format_hits
 
 __all__ = [
     "MEMORY_TOOLS_POLICY",

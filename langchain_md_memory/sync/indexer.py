@@ -21,15 +21,15 @@ from typing import Protocol
 
 import numpy as np
 
-from .chunker import CHUNKER_VERSION, chunk_markdown
-from .config import MemoryConfig
-from .embeddings import INDEX_TOKENIZER_VERSION
-from .errors import MemoryStoreError
-from .index import ChunkRow, FileState, MemoryIndex
-from .paths import file_kind
-from .store import MarkdownStore
-from .text import index_terms
-from .types import ChunkRecord
+from ..config import MemoryConfig
+from ..embeddings.client import INDEX_TOKENIZER_VERSION
+from ..errors import MemoryStoreError
+from ..files.chunker import CHUNKER_VERSION, chunk_markdown
+from ..files.paths import file_kind
+from ..files.store import MarkdownStore
+from ..index.sqlite import ChunkRow, FileState, MemoryIndex
+from ..text import index_terms
+from ..types import ChunkRecord
 
 __all__ = ["Embedder", "Indexer", "SyncStats", "embed_text", "index_identity"]
 

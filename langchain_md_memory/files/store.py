@@ -8,7 +8,7 @@ half a file, and concurrent writers never lose each other's lines.
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.store import MarkdownStore
+        from langchain_md_memory.files.store import MarkdownStore
 
         store = MarkdownStore(tmp_path)
         store.append("long_term", "- Prefers index funds")
@@ -32,7 +32,8 @@ from typing import BinaryIO
 
 from filelock import FileLock, Timeout
 
-from .errors import MemoryPathError, MemoryStoreError
+from ..errors import MemoryPathError, MemoryStoreError
+from ..text import estimate_tokens
 from .paths import (
     LONG_TERM_FILE,
     daily_file_name,
@@ -42,7 +43,6 @@ from .paths import (
     resolve_alias,
     resolve_memory_path,
 )
-from .text import estimate_tokens
 
 __all__ = ["LOCK_FILE", "MarkdownStore", "atomic_output"]
 

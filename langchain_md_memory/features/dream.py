@@ -39,16 +39,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.language_models import LanguageModelLike
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from ..errors import MemoryStoreError
+from ..files.locks import LockFile
+from ..files.paths import LONG_TERM_FILE, SESSIONS_DIR
+from ..files.store import atomic_output
+from ..text import estimate_tokens
 from .dream_reply import reply_text, validate_reply
-from .errors import MemoryStoreError
-from .lockfile import LockFile
-from .paths import LONG_TERM_FILE, SESSIONS_DIR
-from .store import atomic_output
-from .text import estimate_tokens
 
 if TYPE_CHECKING:
-    from .memory import MarkdownMemory
-    from .nodes import MemoryNode
+    from ..integrations.nodes import MemoryNode
+    from ..memory import MarkdownMemory
 
 __all__ = [
     "DREAM_LOCK_FILE",
@@ -213,7 +213,7 @@ def create_dream_node(mem: MarkdownMemory, model: LanguageModelLike, **dream_kwa
             graph.add_node("dream", create_dream_node(mem, model, min_sessions=3))
             graph.add_edge("agent", "dream")
     """
-    from .nodes import MemoryNode
+    from ..integrations.nodes import MemoryNode
 
     def run(state: Mapping[str, Any]) -> None:
         result = mem.dream(model, **dream_kwargs)

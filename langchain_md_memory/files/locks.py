@@ -11,7 +11,7 @@ so "busy" can say by whom.
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.lockfile import LockFile
+        from langchain_md_memory.files.locks import LockFile
 
         lock = LockFile(memory_dir / ".dream.lock")
         if lock.acquire():

@@ -36,9 +36,9 @@ import sqlite3
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .chunker import chunk_markdown
-from .errors import MemoryIndexError, MemoryStoreError
-from .index import MemoryIndex
+from ..errors import MemoryIndexError, MemoryStoreError
+from ..files.chunker import chunk_markdown
+from ..index.sqlite import MemoryIndex
 from .indexer import Indexer
 
 __all__ = ["VerifyReport", "verify_index"]

@@ -20,7 +20,7 @@ Example:
     .. code-block:: python
 
         import datetime as dt
-        from langchain_md_memory.sections import parse_sections, render_file, render_item
+        from langchain_md_memory.integrations.store_sections import parse_sections, render_file, render_item
 
         now = dt.datetime(2026, 7, 14, tzinfo=dt.UTC)
         text = render_file("# users / alice\\n", [render_item("food", {"content": "Loves hotpot"},

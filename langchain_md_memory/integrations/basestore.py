@@ -61,9 +61,10 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from .errors import MemoryPathError
-from .paths import is_managed_file
-from .sections import (
+from ..errors import MemoryPathError
+from ..files.paths import is_managed_file
+from .store_filters import namespace_matches, value_matches
+from .store_sections import (
     Change,
     FileChanges,
     ParsedFile,
@@ -76,10 +77,9 @@ from .sections import (
     parse_sections,
     plan_changes,
 )
-from .store_filters import namespace_matches, value_matches
 
 if TYPE_CHECKING:
-    from .memory import MarkdownMemory
+    from ..memory import MarkdownMemory
 
 __all__ = ["NAMESPACE_FILE", "MarkdownBaseStore", "unindexed_file_name"]
 

@@ -44,7 +44,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from .paths import is_managed_file
+from ..files.paths import is_managed_file
 
 __all__ = ["WATCHER_THREAD_NAME", "MemoryWatcher"]
 

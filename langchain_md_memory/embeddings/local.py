@@ -13,7 +13,7 @@ never adds a prefix of its own (a doubled prefix shifts the vectors).
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.local_embeddings import LocalEmbeddings
+        from langchain_md_memory.embeddings.local import LocalEmbeddings
 
         emb = LocalEmbeddings()
         vecs = emb.embed_documents(["单只个股不超过总仓位 5%", "Prefers dark mode"])

@@ -19,9 +19,9 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from .config import MemoryConfig
-from .memory import MarkdownMemory
-from .types import MemorySearchResult
+from ..config import MemoryConfig
+from ..memory import MarkdownMemory
+from ..types import MemorySearchResult
 
 __all__ = ["MarkdownMemoryRetriever", "hit_to_document"]
 
