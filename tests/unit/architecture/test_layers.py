@@ -1,0 +1,148 @@
+"""The package's import graph: dependencies point down the layers, and nothing imports in a circle.
+
+Every import counts: module level, inside functions (lazy) and under ``TYPE_CHECKING``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import langchain_md_memory
+
+PACKAGE = "langchain_md_memory"
+ROOT = Path(langchain_md_memory.__file__).parent
+
+# Bottom to top. A module may import from its own layer or any layer below it, never above.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "types"),
+    ("config", "text"),
+    ("files",),
+    ("index",),
+    ("embeddings",),
+    ("sync",),
+    ("search",),
+    ("memory",),
+    ("project",),
+    ("features",),
+    ("integrations",),
+    ("__init__", "__main__"),
+)
+RANK = {room: rank for rank, rooms in enumerate(LAYERS) for room in rooms}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def room_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _resolve(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return (node.module or "").removeprefix(PACKAGE).lstrip(".")
+    base = importer.split(".") if importer != "__init__" else []
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _known(target: str) -> str | None:
+    """The package module ``target`` names (a module, or a name inside one), if any."""
+    while target:
+        if target in MODULES:
+            return target
+        target = target.rpartition(".")[0]
+    return None
+
+
+def imports_of(module: str) -> Iterator[str]:
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name.startswith(PACKAGE)]
+            targets = [n.removeprefix(PACKAGE).lstrip(".") for n in names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and not (node.module or "").startswith(PACKAGE):
+                continue
+            base = _resolve(module, is_package, node)
+            targets = [f"{base}.{a.name}" if base else a.name for a in node.names]
+        else:
+            continue
+        for target in targets:
+            known = _known(target)
+            if known is not None and known != module:
+                yield known
+
+
+GRAPH = {module: sorted(set(imports_of(module))) for module in MODULES}
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    unknown = sorted(m for m in MODULES if room_of(m) not in RANK)
+    assert not unknown, f"modules outside the layer map (add them to LAYERS): {unknown}"
+
+
+def test_no_import_points_up_the_layers() -> None:
+    upward = [
+        f"{importer} -> {imported}"
+        for importer, targets in GRAPH.items()
+        for imported in targets
+        if RANK[room_of(imported)] > RANK[room_of(importer)]
+    ]
+    assert not upward, "imports against the layer order:\n" + "\n".join(upward)
+
+
+def test_import_graph_has_no_cycle() -> None:
+    # The package's own __init__ re-exports everything and is imported first by Python; leave it out.
+    graph = {m: [t for t in ts if t != "__init__"] for m, ts in GRAPH.items() if m != "__init__"}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt):], nxt]
+            if nxt not in state and (cycle := visit(nxt)) is not None:
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for start in graph:
+        if start not in state and (cycle := visit(start)) is not None:
+            pytest.fail("import cycle: " + " -> ".join(cycle))
+
+
+def test_no_module_reaches_into_another_rooms_private_names() -> None:
+    offenders = []
+    for module in MODULES:
+        tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(PACKAGE)):
+                base = _resolve(module, MODULES[module].name == "__init__.py", node)
+                private = [a.name for a in node.names if a.name.startswith("_") and a.name != "__version__"]
+                if private and room_of(base or "__init__") != room_of(module):
+                    offenders.append(f"{module} imports {private} from {base}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_modules_stay_small() -> None:
+    lines = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
+    too_long = {m: n for m, n in lines.items() if n > 420}
+    assert not too_long, f"modules over ~400 lines (split them by concern): {too_long}"
