@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .errors import MemoryInputError
+
 __all__ = ["MMRConfig", "MemoryConfig", "SourceWeights", "TemporalDecayConfig"]
 
 
@@ -92,12 +94,12 @@ class MemoryConfig(_Frozen):
     @model_validator(mode="after")
     def _check_overlap(self) -> MemoryConfig:
         if self.chunk_overlap_tokens >= self.chunk_tokens:
-            raise ValueError(
+            raise MemoryInputError(
                 f"chunk_overlap_tokens ({self.chunk_overlap_tokens}) must be smaller "
                 f"than chunk_tokens ({self.chunk_tokens})"
             )
         if self.vector_weight + self.text_weight <= 0:
-            raise ValueError("vector_weight + text_weight must be positive")
+            raise MemoryInputError("vector_weight + text_weight must be positive")
         return self
 
     def merged(self, **overrides: Any) -> MemoryConfig:

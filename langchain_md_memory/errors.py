@@ -2,13 +2,29 @@
 
 Every error derives from :class:`MemoryStoreError` (not the builtin
 ``MemoryError``), and its message says what was wrong and what to do.
+Errors about a value a caller passed are also ``ValueError`` s, so code that
+catches ``ValueError`` keeps working. Nobody needs to match message text:
+the type says what happened.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory import MarkdownMemory, MemoryStoreError
+
+        try:
+            MarkdownMemory("memory", embeddings="none").append("   ")
+        except MemoryStoreError as exc:  # MemoryInputError: content is empty
+            print(exc)
 """
 
 from __future__ import annotations
 
 __all__ = [
     "EmbeddingError",
+    "IndexBusyError",
+    "IndexDamagedError",
     "MemoryIndexError",
+    "MemoryInputError",
     "MemoryPathError",
     "MemoryStoreError",
 ]
@@ -18,12 +34,27 @@ class MemoryStoreError(Exception):
     """Base class of every error this package raises."""
 
 
-class MemoryPathError(MemoryStoreError, ValueError):
+class MemoryInputError(MemoryStoreError, ValueError):
+    """An argument was refused: empty text, a bad option, a value out of range."""
+
+
+class MemoryPathError(MemoryInputError):
     """A path was refused: it would leave the memory directory or is malformed."""
 
 
 class MemoryIndexError(MemoryStoreError):
-    """The SQLite index could not be opened, read or written."""
+    """The index could not be opened, read or written."""
+
+
+class IndexBusyError(MemoryIndexError):
+    """Another process holds the index (locked, busy) or it cannot be opened for writing.
+
+    Not damage: the index file must be left alone and asked again later.
+    """
+
+
+class IndexDamagedError(MemoryIndexError):
+    """The index is corrupt, truncated, foreign or missing tables: rebuild it from the Markdown."""
 
 
 class EmbeddingError(MemoryStoreError):

@@ -26,7 +26,7 @@ from langchain_core.embeddings import Embeddings
 
 from .config import MemoryConfig
 from .embeddings.client import EmbeddingClient, resolve_embeddings
-from .errors import MemoryIndexError, MemoryPathError, MemoryStoreError
+from .errors import MemoryIndexError, MemoryInputError, MemoryPathError, MemoryStoreError
 from .files.paths import INDEX_FILE, is_managed_file
 from .files.store import MarkdownStore
 from .index.sqlite import MemoryIndex
@@ -173,7 +173,7 @@ class MarkdownMemory:
         cfg = config or self.config
         k = max_results if max_results is not None else cfg.max_results
         if k < 1:
-            raise ValueError(f"max_results must be at least 1, got {k}")
+            raise MemoryInputError(f"max_results must be at least 1, got {k}")
         self._check_open()
         self._ensure_synced()
         pool = cfg.candidate_multiplier * k
@@ -296,7 +296,7 @@ class MarkdownMemory:
             return GLOBAL_PREFIX + target.append(content, file)
         path = self._writable(file)
         if not content or not content.strip():
-            raise ValueError("content is empty: give the text to remember")
+            raise MemoryInputError("content is empty: give the text to remember")
         self.store.append(path, content)
         self.indexer.mark_dirty()
         return path

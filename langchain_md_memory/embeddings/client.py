@@ -41,7 +41,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from numpy.typing import NDArray
 
-from ..errors import EmbeddingError
+from ..errors import EmbeddingError, MemoryInputError
 
 __all__ = [
     "DEFAULT_OPENAI_MODEL",
@@ -151,7 +151,7 @@ class EmbeddingClient:
     ) -> None:
         """Wrap ``embeddings``; ``provider`` and ``model`` name the vector space in the index fingerprint."""
         if batch_size < 1 or timeout_s <= 0 or retries < 0 or max_batch_chars < 1 or retry_base_delay_s < 0:
-            raise ValueError(
+            raise MemoryInputError(
                 "need batch_size >= 1, max_batch_chars >= 1, timeout_s > 0, retries >= 0 and "
                 f"retry_base_delay_s >= 0; got {batch_size}, {max_batch_chars}, {timeout_s}, "
                 f"{retries}, {retry_base_delay_s}"
@@ -382,7 +382,7 @@ def resolve_embeddings(
     if isinstance(spec, Embeddings):
         return EmbeddingClient(spec, provider=type(spec).__name__, model=_model_of(spec), **opts)
     if spec is not None and not isinstance(spec, str):
-        raise ValueError(f"embeddings must be {_VALID_SPECS}; got {type(spec).__name__}")
+        raise MemoryInputError(f"embeddings must be {_VALID_SPECS}; got {type(spec).__name__}")
     name = "auto" if spec is None else spec.strip()
     kind, _, model = name.partition(":")
     kind = kind.lower()
@@ -412,7 +412,7 @@ def resolve_embeddings(
             "(pip install 'langchain-md-memory[local]'); using keyword-only search"
         )
         return None
-    raise ValueError(f"unknown embeddings spec {spec!r}; use {_VALID_SPECS}")
+    raise MemoryInputError(f"unknown embeddings spec {spec!r}; use {_VALID_SPECS}")
 
 
 def _local_client(opts: dict[str, Any]) -> EmbeddingClient:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..errors import MemoryInputError
+
 __all__ = ["reply_text", "validate_reply"]
 
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -88,5 +90,5 @@ def _message_text(reply: Any) -> str:
         return reply
     text = getattr(reply, "text", None)
     if text is None:
-        raise TypeError(f"the model returned {type(reply).__name__}, not a message")
+        raise MemoryInputError(f"the model returned {type(reply).__name__}, not a message")
     return str(text() if callable(text) and not isinstance(text, str) else text)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from ..errors import MemoryInputError
 from ..files.paths import SESSIONS_DIR
 
 if TYPE_CHECKING:
@@ -273,7 +274,7 @@ def _thread_slug(thread_id: str) -> str:
 def session_file_name(thread_id: str, day: dt.date | None = None) -> str:
     """``sessions/YYYY-MM-DD-<thread>.md``; unsafe or long thread ids get a hash suffix."""
     if not str(thread_id).strip():
-        raise ValueError("thread_id is empty: a session log needs the conversation's thread id")
+        raise MemoryInputError("thread_id is empty: a session log needs the conversation's thread id")
     return f"{SESSIONS_DIR}/{(day or dt.date.today()).isoformat()}-{_thread_slug(str(thread_id))}.md"
 
 

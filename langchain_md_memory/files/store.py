@@ -32,7 +32,7 @@ from typing import BinaryIO
 
 from filelock import FileLock, Timeout
 
-from ..errors import MemoryPathError, MemoryStoreError
+from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from ..text import estimate_tokens
 from .paths import (
     LONG_TERM_FILE,
@@ -270,7 +270,7 @@ class MarkdownStore:
             ValueError: when ``old_text`` is empty.
         """
         if not old_text:
-            raise ValueError("old_text is empty: give the exact text to replace")
+            raise MemoryInputError("old_text is empty: give the exact text to replace")
         needle = _clean(old_text)
         with self._locked():
             target = self._writable(path)
@@ -315,7 +315,7 @@ class MarkdownStore:
             ValueError: when ``text`` is empty.
         """
         if not text:
-            raise ValueError("text is empty: give the exact text to delete")
+            raise MemoryInputError("text is empty: give the exact text to delete")
         needle = _clean(text)
         with self._locked():
             target = self._writable(path)

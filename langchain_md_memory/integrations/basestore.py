@@ -61,7 +61,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from ..errors import MemoryPathError
+from ..errors import MemoryInputError, MemoryPathError
 from ..files.paths import is_managed_file
 from .store_filters import namespace_matches, value_matches
 from .store_sections import (
@@ -132,7 +132,9 @@ class MarkdownBaseStore(BaseStore):
 
     def __init__(self, memory: MarkdownMemory, *, file_name: str = NAMESPACE_FILE) -> None:
         if "/" in file_name or not is_managed_file(file_name):
-            raise ValueError(f"file_name must be a visible '.md' name without folders, got {file_name!r}")
+            raise MemoryInputError(
+                f"file_name must be a visible '.md' name without folders, got {file_name!r}"
+            )
         self._memory = memory
         self._file_name = file_name
         self._hidden_name = unindexed_file_name(file_name)
@@ -186,7 +188,7 @@ class MarkdownBaseStore(BaseStore):
             elif isinstance(op, ListNamespacesOp):
                 results[i] = self._list_namespaces(op)
             else:
-                raise ValueError(f"Unknown operation type: {type(op).__name__}")
+                raise MemoryInputError(f"Unknown operation type: {type(op).__name__}")
         self._flush(pending)
         return results
 
@@ -295,7 +297,7 @@ class MarkdownBaseStore(BaseStore):
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         _check_page(op.limit, op.offset)
         if op.max_depth is not None and op.max_depth < 0:
-            raise ValueError(f"max_depth must be 0 or more, got {op.max_depth}")
+            raise MemoryInputError(f"max_depth must be 0 or more, got {op.max_depth}")
         namespaces = [
             namespace
             for namespace in self._namespaces(())
@@ -431,7 +433,7 @@ def _check_labels(namespace: Sequence[str]) -> None:
 
 def _check_page(limit: int, offset: int) -> None:
     if limit < 0 or offset < 0:
-        raise ValueError(f"limit and offset must be 0 or more, got limit={limit}, offset={offset}")
+        raise MemoryInputError(f"limit and offset must be 0 or more, got limit={limit}, offset={offset}")
 
 
 def _to_item(namespace: tuple[str, ...], stored: StoredItem) -> Item:

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from ..errors import MemoryStoreError
+from ..errors import MemoryInputError, MemoryStoreError
 from ..memory import MarkdownMemory
 from ..sync.indexer import SyncStats
 from ..types import MemorySearchResult
@@ -200,7 +200,7 @@ def _chat_model(spec: str) -> Any:
     try:
         return init_chat_model(spec)
     except ImportError as exc:  # the provider's integration package is missing
-        raise ValueError(f"cannot load model {spec!r}: {exc}") from exc
+        raise MemoryInputError(f"cannot load model {spec!r}: {exc}") from exc
 
 
 def _export(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -225,7 +225,7 @@ def _watch(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: Text
               f"embedded {stats.embedded}", file=out, flush=True)
 
     if args.debounce_ms is not None and args.debounce_ms < 0:
-        raise ValueError(f"--debounce-ms must be 0 or more, got {args.debounce_ms}")
+        raise MemoryInputError(f"--debounce-ms must be 0 or more, got {args.debounce_ms}")
     line(mem.sync())
     watcher = mem.start_watching(line, debounce_ms=args.debounce_ms)
     print(f"watching {mem.memory_dir} ({watcher.backend}, debounce {watcher.debounce_s * 1000:.0f} ms); "

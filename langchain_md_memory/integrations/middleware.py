@@ -54,6 +54,7 @@ from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
+from ..errors import MemoryInputError
 from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
 from ..memory import MarkdownMemory
 from .nodes import DEFAULT_RECALL_TOKENS
@@ -108,7 +109,7 @@ class MarkdownMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
                  recall_max_results: int | None = None, register_tools: bool = True) -> None:
         super().__init__()
         if trigger_tokens < 1:
-            raise ValueError(f"trigger_tokens must be at least 1, got {trigger_tokens}")
+            raise MemoryInputError(f"trigger_tokens must be at least 1, got {trigger_tokens}")
         self.mem = mem
         self.flush_model = flush_model
         self.trigger_tokens = trigger_tokens

@@ -45,6 +45,7 @@ from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage, c
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.graph import MessagesState
 
+from ..errors import MemoryInputError
 from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
 from ..memory import MarkdownMemory
 from .prompt_context import (
@@ -171,7 +172,7 @@ def create_memory_flush_node(mem: MarkdownMemory, model: Runnable[Any, Any], *,
             graph.add_node("flush", create_memory_flush_node(mem, ChatOpenAI(), trigger_tokens=6000))
     """
     if trigger_tokens < 1:
-        raise ValueError(f"trigger_tokens must be at least 1, got {trigger_tokens}")
+        raise MemoryInputError(f"trigger_tokens must be at least 1, got {trigger_tokens}")
 
     def run(state: Mapping[str, Any]) -> _Update:
         return flush_update(mem, model, state, trigger_tokens=trigger_tokens, token_counter=token_counter)

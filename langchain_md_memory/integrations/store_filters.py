@@ -12,6 +12,8 @@ from typing import Any
 
 from langgraph.store.base import MatchCondition
 
+from ..errors import MemoryInputError
+
 __all__ = ["namespace_matches", "value_matches"]
 
 
@@ -25,7 +27,7 @@ def namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> 
     elif condition.match_type == "suffix":
         pairs = zip(reversed(namespace), reversed(path), strict=False)
     else:
-        raise ValueError(f"Unsupported match type: {condition.match_type!r}")
+        raise MemoryInputError(f"Unsupported match type: {condition.match_type!r}")
     return all(want == "*" or label == want for label, want in pairs)
 
 
@@ -54,7 +56,7 @@ def _apply_operator(actual: Any, op: str, operand: Any) -> bool:
     if op == "$ne":
         return bool(actual != operand)
     if op not in ("$gt", "$gte", "$lt", "$lte"):
-        raise ValueError(f"Unsupported filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte")
+        raise MemoryInputError(f"Unsupported filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte")
     left, right = _comparable(actual, operand)
     if left is None or right is None:
         return False  # a missing or incomparable field never satisfies an ordering

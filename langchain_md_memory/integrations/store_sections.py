@@ -39,6 +39,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import MemoryInputError
+
 __all__ = [
     "Change",
     "FileChanges",
@@ -142,13 +144,15 @@ def check_key(key: str) -> str:
             would read those as part of the heading syntax).
     """
     if not isinstance(key, str) or not key:
-        raise ValueError("Store keys must be non-empty strings")
+        raise MemoryInputError("Store keys must be non-empty strings")
     if _CONTROL_RE.search(key) or _has_surrogates(key):
-        raise ValueError(f"Store key {key!r} contains a control character (newline, tab, NUL, ...)")
+        raise MemoryInputError(f"Store key {key!r} contains a control character (newline, tab, NUL, ...)")
     if key != key.strip():
-        raise ValueError(f"Store key {key!r} has leading or trailing whitespace")
+        raise MemoryInputError(f"Store key {key!r} has leading or trailing whitespace")
     if key.startswith("#") or _CLOSING_HASHES_RE.search(key):
-        raise ValueError(f"Store key {key!r} starts with '#' or ends with ' #', which Markdown headings eat")
+        raise MemoryInputError(
+            f"Store key {key!r} starts with '#' or ends with ' #', which Markdown headings eat"
+        )
     return key
 
 
@@ -402,15 +406,15 @@ def _parse_time(raw: Any, fallback: dt.datetime) -> dt.datetime:
 
 def _check_value(value: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise ValueError(f"A store value must be a mapping (a JSON object), got {type(value).__name__}")
+        raise MemoryInputError(f"A store value must be a mapping (a JSON object), got {type(value).__name__}")
     out = dict(value)
     bad = [k for k in out if not isinstance(k, str)]
     if bad:
-        raise ValueError(f"Store value keys must be strings, got {bad[0]!r}")
+        raise MemoryInputError(f"Store value keys must be strings, got {bad[0]!r}")
     try:
         json.dumps(out, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"A store value must be JSON-serialisable: {exc}") from exc
+        raise MemoryInputError(f"A store value must be JSON-serialisable: {exc}") from exc
     return out
 
 

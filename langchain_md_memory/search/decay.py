@@ -21,6 +21,7 @@ import datetime as dt
 import math
 from collections.abc import Iterable
 
+from ..errors import MemoryInputError
 from ..files.paths import daily_date
 from ..types import MemorySearchResult
 from .merge import sort_hits
@@ -37,7 +38,7 @@ def decay_multiplier(age_days: float, half_life_days: float) -> float:
         ValueError: if ``half_life_days`` is not positive.
     """
     if not half_life_days > 0:
-        raise ValueError(f"half_life_days must be positive, got {half_life_days}")
+        raise MemoryInputError(f"half_life_days must be positive, got {half_life_days}")
     if math.isnan(age_days):
         # An unreadable age is no evidence of staleness.
         return 1.0

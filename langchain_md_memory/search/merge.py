@@ -15,6 +15,7 @@ import logging
 import math
 from collections.abc import Iterable, Sequence
 
+from ..errors import MemoryInputError
 from ..types import ChunkRecord, MemorySearchResult, Source
 
 __all__ = ["effective_weights", "filter_min_score", "merge_candidates", "ranking_key", "sort_hits"]
@@ -41,7 +42,7 @@ def effective_weights(
     if has_vector and has_keyword:
         total = vector_weight + text_weight
         if not total > 0 or vector_weight < 0 or text_weight < 0:
-            raise ValueError(
+            raise MemoryInputError(
                 f"vector_weight ({vector_weight}) and text_weight ({text_weight}) must be "
                 "non-negative with a positive sum"
             )

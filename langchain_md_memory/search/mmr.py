@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..errors import MemoryInputError
 from ..text import token_set
 from ..types import MemorySearchResult
 
@@ -100,7 +101,7 @@ def mmr_rerank(
         ValueError: if ``lambda_`` is outside [0, 1].
     """
     if not 0.0 <= lambda_ <= 1.0:
-        raise ValueError(f"MMR lambda must be within [0, 1], got {lambda_}")
+        raise MemoryInputError(f"MMR lambda must be within [0, 1], got {lambda_}")
     pool = list(hits)
     if len(pool) <= 1 or lambda_ == 1.0:
         return pool

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import MemoryConfig
+from ..errors import MemoryInputError
 from ..types import ChunkRecord, MemorySearchResult
 from .decay import apply_temporal_decay
 from .merge import filter_min_score, merge_candidates
@@ -104,7 +105,7 @@ def rank(
     """
     k = config.max_results if max_results is None else max_results
     if k < 1:
-        raise ValueError(f"max_results must be at least 1, got {k}")
+        raise MemoryInputError(f"max_results must be at least 1, got {k}")
     when = now if now is not None else dt.datetime.now()
 
     merged = merge_candidates(

@@ -44,6 +44,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from ..errors import MemoryInputError
 from ..files.paths import is_managed_file
 
 __all__ = ["WATCHER_THREAD_NAME", "MemoryWatcher"]
@@ -105,7 +106,7 @@ class MemoryWatcher:
         max_delay_ms: int | None = None,
     ) -> None:
         if debounce_ms < 0:
-            raise ValueError(f"debounce_ms must be 0 or more, got {debounce_ms}")
+            raise MemoryInputError(f"debounce_ms must be 0 or more, got {debounce_ms}")
         self.root = Path(os.path.realpath(root))
         self.recursive = recursive
         self.debounce_s = debounce_ms / 1000.0

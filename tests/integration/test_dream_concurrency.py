@@ -50,9 +50,9 @@ HOLDER = textwrap.dedent("""
     from pathlib import Path
     from langchain_md_memory.files.locks import LockFile
 
-    lock = LockFile(Path(sys.argv[1]), use_flock=sys.argv[2] == "flock")
+    lock = LockFile(Path(sys.argv[1]))
     assert lock.acquire()
-    Path(sys.argv[3]).touch()
+    Path(sys.argv[2]).touch()
     time.sleep(120)
 """)
 
@@ -128,37 +128,26 @@ def test_dream_killed_mid_run_changes_nothing_and_its_lock_is_taken_over(memory_
         assert mem.get("MEMORY.md") == GOOD
 
 
-@pytest.mark.parametrize("mode", ["flock", "pidfile"])
-def test_lock_of_a_sigkilled_holder_is_taken_over(tmp_path: Path, mode: str) -> None:
+def test_lock_of_a_sigkilled_holder_is_taken_over(tmp_path: Path) -> None:
     script = tmp_path / "holder.py"
     script.write_text(HOLDER, encoding="utf-8")
     lock_path, ready = tmp_path / "x.lock", tmp_path / "ready"
-    holder = _spawn(script, str(lock_path), mode, str(ready))
+    holder = _spawn(script, str(lock_path), str(ready))
     try:
         _wait_for(ready, holder)
-        lock = LockFile(lock_path, use_flock=mode == "flock")
+        lock = LockFile(lock_path)
         assert not lock.acquire()
         assert lock.holder() is not None and lock.holder().pid == holder.pid  # type: ignore[union-attr]
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.communicate(timeout=30)
     assert lock_path.exists()
-    lock = LockFile(lock_path, use_flock=mode == "flock")
+    lock = LockFile(lock_path)
     assert lock.acquire()
     assert lock.holder() is not None and lock.holder().pid == os.getpid()  # type: ignore[union-attr]
-    assert not LockFile(lock_path, use_flock=mode == "flock").acquire()
+    assert not LockFile(lock_path).acquire()
     lock.release()
-    assert LockFile(lock_path, use_flock=mode == "flock").acquire()
-
-
-def test_pidfile_lock_of_a_live_pid_is_stale_only_after_its_ttl(tmp_path: Path) -> None:
-    lock_path = tmp_path / "y.lock"
-    first = LockFile(lock_path, use_flock=False)
-    assert first.acquire()
-    assert not LockFile(lock_path, use_flock=False).acquire()
-    old = time.time() - 7200
-    os.utime(lock_path, (old, old))
-    assert LockFile(lock_path, use_flock=False, stale_after_s=3600).acquire()
+    assert LockFile(lock_path).acquire()
 
 
 @pytest.mark.parametrize("use_async", [False, True])
