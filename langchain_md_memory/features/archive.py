@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import MemoryPathError, MemoryStoreError
-from ..files.paths import is_memory_file, normalize_relpath, resolve_memory_path
-from ..files.store import MarkdownStore, _umask, atomic_output
+from ..files.atomic import atomic_output, current_umask
+from ..files.paths import is_archived_file, is_memory_file, normalize_relpath, resolve_memory_path
+from ..files.store import MarkdownStore
 
 if TYPE_CHECKING:
     from ..memory import MarkdownMemory
@@ -210,7 +211,7 @@ def _checked_members(tar: tarfile.TarFile, *, max_bytes: int, max_files: int,
             raise ArchiveError(f"Refused archive member {name!r}: links are not allowed")
         if not member.isreg() or member.issparse():
             raise ArchiveError(f"Refused archive member {name!r}: only regular files are allowed")
-        if not is_memory_file(rel):
+        if not is_archived_file(rel):
             raise ArchiveError(
                 f"Refused archive member {name!r}: only visible '.md' memory files "
                 "(and unindexed store files) are allowed"
@@ -249,7 +250,7 @@ def _verify_staging(staging: Path, members: dict[str, tarfile.TarInfo]) -> None:
 
 
 def _move_in(staging: Path, target: Path, names: list[str]) -> None:
-    mode = 0o777 & ~_umask()
+    mode = 0o777 & ~current_umask()
     for dirpath, dirnames, _ in os.walk(staging):
         for d in dirnames:
             os.chmod(Path(dirpath) / d, mode)

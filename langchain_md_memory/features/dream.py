@@ -40,9 +40,9 @@ from langchain_core.language_models import LanguageModelLike
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from ..errors import MemoryStoreError
+from ..files.atomic import atomic_output
 from ..files.locks import LockFile
 from ..files.paths import LONG_TERM_FILE, SESSIONS_DIR
-from ..files.store import atomic_output
 from ..text import estimate_tokens
 from .dream_reply import reply_text, validate_reply
 

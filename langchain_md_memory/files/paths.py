@@ -137,3 +137,15 @@ def resolve_memory_path(root: Path, path: str) -> Path:
     if target != base and base not in target.parents:
         raise MemoryPathError(f"Path is outside the memory directory (via a symlink): {path!r}")
     return target
+
+
+STATE_DIR = ".md-memory"
+"""Hidden folder for the package's durable state inside a memory folder (never indexed)."""
+
+STATE_FILE = f"{STATE_DIR}/state.json"
+"""The state file (dream's bookkeeping), relative to the memory folder; archives carry it."""
+
+
+def is_archived_file(relpath: str) -> bool:
+    """What an archive carries: the memory's Markdown and its state file."""
+    return is_memory_file(relpath) or relpath == STATE_FILE

@@ -19,24 +19,19 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import logging
 import os
 import re
 import stat as stat_module
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 from filelock import FileLock, Timeout
 
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
-from ..text import estimate_tokens
+from .atomic import atomic_output, current_umask
 from .paths import (
-    LONG_TERM_FILE,
-    daily_file_name,
     is_managed_file,
     is_memory_file,
     normalize_relpath,
@@ -44,7 +39,7 @@ from .paths import (
     resolve_memory_path,
 )
 
-__all__ = ["LOCK_FILE", "MarkdownStore", "atomic_output"]
+__all__ = ["LOCK_FILE", "MarkdownStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,18 +49,6 @@ LOCK_FILE = ".md-memory.lock"
 _LOCK_TIMEOUT_S = 60.0
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _BLANK_RUN_RE = re.compile(r"\n{3,}")
-
-
-def _umask() -> int:
-    # Reading /proc avoids os.umask(), which changes process state and races other threads.
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
 
 
 def _clean(text: str) -> str:
@@ -211,31 +194,6 @@ class MarkdownStore:
             if stat_module.S_ISREG(st.st_mode):
                 found[rel] = (st.st_mtime_ns, st.st_size)
 
-    def load_session_context(self, max_tokens: int, today: dt.date | None = None) -> str:
-        """MEMORY.md, today's and yesterday's logs as ``## <file>`` sections, within a budget.
-
-        A section that would take the whole text over ``max_tokens`` (by
-        :func:`text.estimate_tokens`) is skipped and later ones are still tried.
-        Returns ``""`` when nothing exists or fits.
-        """
-        day = today or dt.date.today()
-        candidates = [LONG_TERM_FILE, daily_file_name(day), daily_file_name(day - dt.timedelta(days=1))]
-        sections: list[str] = []
-        for name in dict.fromkeys(candidates):
-            try:
-                content = self.read(name).strip() if self.exists(name) else ""
-            except MemoryStoreError as exc:
-                logger.warning("session context: skipping %s: %s", name, exc)
-                continue
-            if not content:
-                continue
-            section = f"## {name}\n\n{content}"
-            if estimate_tokens("\n\n".join([*sections, section])) > max_tokens:
-                logger.debug("session context: %s does not fit in %d tokens", name, max_tokens)
-                continue
-            sections.append(section)
-        return "\n\n".join(sections)
-
     # -- writing --------------------------------------------------------------------
 
     def write(self, path: str, content: str) -> None:
@@ -267,21 +225,12 @@ class MarkdownStore:
         """Replace the first exact occurrence of ``old_text``; False when absent or no file.
 
         Raises:
-            ValueError: when ``old_text`` is empty.
+            MemoryInputError: when ``old_text`` is empty.
         """
         if not old_text:
             raise MemoryInputError("old_text is empty: give the exact text to replace")
-        needle = _clean(old_text)
-        with self._locked():
-            target = self._writable(path)
-            if not target.is_file():
-                return False
-            text, crlf = self._load(path, errors="surrogateescape")
-            at = text.find(needle)
-            if at < 0:
-                return False
-            self._save(target, text[:at] + _clean(new_text) + text[at + len(needle) :], crlf)
-            return True
+        replacement = _clean(new_text)
+        return self._change_first(path, old_text, lambda text, at, end: text[:at] + replacement + text[end:])
 
     def update(self, path: str, fn: Callable[[str | None], str | None]) -> bool:
         """Read-modify-write one file under the lock; True when it was written.
@@ -312,20 +261,24 @@ class MarkdownStore:
         more newlines left at the cut becomes one blank line.
 
         Raises:
-            ValueError: when ``text`` is empty.
+            MemoryInputError: when ``text`` is empty.
         """
         if not text:
             raise MemoryInputError("text is empty: give the exact text to delete")
-        needle = _clean(text)
+        return self._change_first(path, text, _cut)
+
+    def _change_first(self, path: str, needle: str, change: Callable[[str, int, int], str]) -> bool:
+        """Rewrite the file around the first occurrence of ``needle``, under the lock."""
+        wanted = _clean(needle)
         with self._locked():
             target = self._writable(path)
             if not target.is_file():
                 return False
             content, crlf = self._load(path, errors="surrogateescape")
-            at = content.find(needle)
+            at = content.find(wanted)
             if at < 0:
                 return False
-            self._save(target, _cut(content, at, at + len(needle)), crlf)
+            self._save(target, change(content, at, at + len(wanted)), crlf)
             return True
 
     def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
@@ -418,7 +371,7 @@ class MarkdownStore:
         try:
             mode = stat_module.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
-            mode = 0o666 & ~_umask()
+            mode = 0o666 & ~current_umask()
         except OSError as exc:
             raise MemoryStoreError(f"Cannot write {target.name!r}: {exc}") from exc
         try:
@@ -429,35 +382,6 @@ class MarkdownStore:
                 f"Could not write memory file {target.name!r} ({exc.strerror or exc}); "
                 "the previous content is unchanged"
             ) from exc
-
-
-@contextlib.contextmanager
-def atomic_output(target: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
-    """Write ``target`` all at once: a hidden temp file beside it, fsync, rename, fsync the folder.
-
-    Readers see the old file or the new one, never a part. On any error the
-    temp file is removed and ``target`` is untouched; the error propagates.
-
-    Example:
-        .. code-block:: python
-
-            with atomic_output(Path("memory/MEMORY.md")) as handle:
-                handle.write(b"# Memory\n")
-    """
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-    _fsync_dir(target.parent)
 
 
 def _split_lf(text: str) -> list[str]:
@@ -485,17 +409,3 @@ def _cut(text: str, start: int, end: int) -> str:
     seam = before.rstrip("\n"), after.lstrip("\n")
     newlines = (len(before) - len(seam[0])) + (len(after) - len(seam[1]))
     return seam[0] + "\n" * min(newlines, 2) + seam[1]
-
-
-def _fsync_dir(directory: Path) -> None:
-    # Makes the rename itself durable; some platforms cannot open directories.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -17,105 +17,28 @@ import contextlib
 import logging
 import os
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
-from ..errors import MemoryIndexError
 from ..text import match_expression, query_terms
 from ..types import ChunkRecord, FileKind
+from .cache import EmbeddingCache
+from .connection import IndexConnection
 from .keyword import POSTINGS_BUDGET, bm25_score, bounded_terms, lucene_idf
+from .rows import ChunkRow, FileState, chunk_record
+from .schema import CHUNK_COLUMNS, SCHEMA_VERSION, connect
 from .vectors import VectorMatrix, from_blob, to_blob
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
-
 # Longer queries are cut to this many terms.
 _FTS_MAX_TERMS = 32
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    hash TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    indexed_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    rowid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    path TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    heading TEXT NOT NULL,
-    text TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    embed_hash TEXT NOT NULL,
-    file_kind TEXT NOT NULL,
-    updated_at REAL NOT NULL,
-    n_terms INTEGER NOT NULL DEFAULT 0,
-    embedding BLOB,
-    access_count INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(terms, tokenize = 'unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
-CREATE TABLE IF NOT EXISTS embedding_cache (
-    hash TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (hash, fingerprint)
-);
-"""
-
-_CHUNK_COLUMNS = (
-    "c.rowid, c.id, c.path, c.start_line, c.end_line, c.heading, c.text, c.hash, c.file_kind, c.updated_at"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class FileState:
-    """What the index last saw of one Markdown file."""
-
-    path: str
-    mtime_ns: int
-    size: int
-    hash: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    """A chunk to be written: its record, the text to embed, and its vector if known."""
-
-    record: ChunkRecord
-    embed_hash: str
-    terms: str
-    vector: np.ndarray | None = None
-
-
-def _record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
-    return ChunkRecord(
-        id=row[1],
-        path=row[2],
-        start_line=row[3],
-        end_line=row[4],
-        heading=row[5],
-        text=row[6],
-        hash=row[7],
-        file_kind=cast(FileKind, row[8]),
-        updated_at=row[9],
-    )
 
 
 class MemoryIndex:
@@ -126,117 +49,46 @@ class MemoryIndex:
     """
 
     def __init__(self, conn: sqlite3.Connection, path: str) -> None:
-        self._conn = conn
+        self._db = IndexConnection(conn, path)
+        self.cache = EmbeddingCache(self._db)
+        """The embedding cache (vectors by content hash and embedding identity)."""
         self.path = path
-        self._lock = threading.RLock()
         self._vectors: VectorMatrix | None = None
         # FTS5 postings keyword recall may score per query (see keyword.bounded_terms).
         self.postings_budget = POSTINGS_BUDGET
         self._stats: tuple[int, int, float] | None = None
-        self._write_depth = 0
 
     # -- opening -----------------------------------------------------------------
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = 10_000) -> MemoryIndex:
-        """Open (or create) the index at ``path``; rebuild it when unusable.
+        """Open (or create) the index at ``path``; see :func:`schema.connect` for what is rebuilt.
 
-        A file that is not a SQLite database, is corrupt, or carries another
-        schema version is deleted and a fresh index is created in its place:
-        the Markdown is the source of truth, so nothing is lost. A file that is
-        locked by another process, read-only, or cannot be opened at all is left
-        alone and :class:`MemoryIndexError` is raised (the facade then answers
-        from an in-memory index): deleting it would not help, or would pull the
-        index out from under its other user.
+        Raises:
+            IndexBusyError: locked by another process, read-only or unopenable (left alone).
+            IndexDamagedError: damaged and could not be recreated.
         """
         target = os.fspath(path)
-        try:
-            return cls._open_checked(target, busy_timeout_ms)
-        except (sqlite3.DatabaseError, _SchemaMismatch) as exc:
-            if target == ":memory:":
-                raise MemoryIndexError(f"cannot create an in-memory index: {exc}") from exc
-            if isinstance(exc, sqlite3.OperationalError) and _not_damage(exc):
-                raise MemoryIndexError(f"cannot use index {target}: {exc}") from exc
-            logger.warning("index %s is unusable (%s); rebuilding it from the Markdown", target, exc)
-            try:
-                _remove_index_files(target)
-                return cls._open_checked(target, busy_timeout_ms)
-            except (sqlite3.DatabaseError, OSError) as again:
-                raise MemoryIndexError(f"cannot create index {target}: {again}") from again
-
-    @classmethod
-    def _open_checked(cls, target: str, busy_timeout_ms: int) -> MemoryIndex:
-        conn = sqlite3.connect(
-            target, timeout=busy_timeout_ms / 1000, check_same_thread=False, isolation_level=None
-        )
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            version = _schema_version(conn)
-            if version is not None and version != SCHEMA_VERSION:
-                raise _SchemaMismatch(f"schema version {version}, expected {SCHEMA_VERSION}")
-            if target != ":memory:":
-                conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            with _transaction(conn):
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-                )
-            # A foreign database with our table names but other columns fails here.
-            conn.execute(
-                f"SELECT {_CHUNK_COLUMNS}, c.embedding, c.embed_hash FROM chunks c LIMIT 1"
-            ).fetchall()
-            conn.execute("SELECT path, mtime_ns, size, hash, kind, indexed_at FROM files LIMIT 1").fetchall()
-            conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
-        except BaseException:
-            conn.close()
-            raise
-        return cls(conn, target)
+        return cls(connect(target, busy_timeout_ms), target)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
-        with self._lock, contextlib.suppress(sqlite3.Error):
-            self._conn.close()
+        self._db.close()
 
     def finish_for_swap(self) -> None:
         """Fold the WAL into the main file and close, so the file can be renamed."""
-        with self._lock:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self._conn.execute("PRAGMA journal_mode = DELETE")
-            self.close()
-
-    def adopt_cache(self, other_path: str) -> int:
-        """Copy another index file's embedding cache into this one; returns rows copied."""
-        if not os.path.exists(other_path):
-            return 0
-        with self._lock:
-            try:
-                self._conn.execute("ATTACH DATABASE ? AS old", (other_path,))
-                try:
-                    cur = self._conn.execute(
-                        "INSERT OR IGNORE INTO embedding_cache SELECT hash, fingerprint, dim, vector "
-                        "FROM old.embedding_cache"
-                    )
-                    return max(cur.rowcount, 0)
-                finally:
-                    self._conn.execute("DETACH DATABASE old")
-            except sqlite3.Error as exc:
-                logger.warning("could not copy the embedding cache from %s: %s", other_path, exc)
-                return 0
+        self._db.checkpoint_and_close()
 
     # -- meta ----------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
         """A value from the ``meta`` table, or ``None``."""
-        row = self._query("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        row = self._db.query("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
         """Store a value in the ``meta`` table."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -247,17 +99,18 @@ class MemoryIndex:
 
     def file_states(self) -> dict[str, FileState]:
         """Every file the index knows, by relative path."""
-        rows = self._query("SELECT path, mtime_ns, size, hash FROM files").fetchall()
+        rows = self._db.query("SELECT path, mtime_ns, size, hash FROM files").fetchall()
         return {r[0]: FileState(r[0], r[1], r[2], r[3]) for r in rows}
 
     def file_state(self, path: str) -> FileState | None:
         """What the index knows of one file, or ``None``."""
-        row = self._query("SELECT path, mtime_ns, size, hash FROM files WHERE path = ?", (path,)).fetchone()
+        sql = "SELECT path, mtime_ns, size, hash FROM files WHERE path = ?"
+        row = self._db.query(sql, (path,)).fetchone()
         return None if row is None else FileState(row[0], row[1], row[2], row[3])
 
     def touch_file(self, state: FileState) -> None:
         """Record a new mtime/size for a file whose content hash did not change."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             conn.execute(
                 "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
                 (state.mtime_ns, state.size, state.path),
@@ -269,7 +122,7 @@ class MemoryIndex:
         An edited file's old text never stays searchable: its old chunks and
         their FTS rows go in the same transaction that adds the new ones.
         """
-        with self._write() as conn:
+        with self._db.write() as conn:
             removed = self._delete_chunks(conn, state.path)
             added_ids: list[int] = []
             added_vectors: list[np.ndarray] = []
@@ -313,7 +166,7 @@ class MemoryIndex:
 
     def remove_file(self, path: str) -> int:
         """Forget a file and all its chunks; returns the number of chunks removed."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             removed = self._delete_chunks(conn, path)
             conn.execute("DELETE FROM files WHERE path = ?", (path,))
             self._bump_generation(conn)
@@ -331,7 +184,7 @@ class MemoryIndex:
 
     def count_chunks(self) -> tuple[int, int]:
         """(chunks, chunks with a vector)."""
-        row = self._query("SELECT count(*), count(embedding) FROM chunks").fetchone()
+        row = self._db.query("SELECT count(*), count(embedding) FROM chunks").fetchone()
         return int(row[0]), int(row[1])
 
     # -- embeddings ---------------------------------------------------------------
@@ -342,7 +195,7 @@ class MemoryIndex:
         Returns (rowid, embed_hash, heading, text). Pass the last rowid seen as
         ``after_rowid`` to page through them without rescanning earlier rows.
         """
-        rows = self._query(
+        rows = self._db.query(
             "SELECT rowid, embed_hash, heading, text FROM chunks "
             "WHERE embedding IS NULL AND rowid > ? ORDER BY rowid LIMIT ?",
             (after_rowid, limit),
@@ -353,7 +206,7 @@ class MemoryIndex:
         """Attach vectors to existing chunks by rowid."""
         if not vectors:
             return
-        with self._write() as conn:
+        with self._db.write() as conn:
             conn.executemany(
                 "UPDATE chunks SET embedding = ? WHERE rowid = ?",
                 ((to_blob(v), rowid) for rowid, v in vectors),
@@ -366,33 +219,10 @@ class MemoryIndex:
 
     def clear_vectors(self) -> None:
         """Drop every stored vector (the embedding identity changed)."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             conn.execute("UPDATE chunks SET embedding = NULL")
             self._bump_generation(conn)
         self._vectors = None
-
-    def cached_vectors(self, hashes: Sequence[str], fingerprint: str) -> dict[str, np.ndarray]:
-        """Cached vectors for content hashes under one embedding identity."""
-        out: dict[str, np.ndarray] = {}
-        for start in range(0, len(hashes), 500):
-            part = list(hashes[start : start + 500])
-            marks = ",".join("?" * len(part))
-            rows = self._query(
-                f"SELECT hash, vector FROM embedding_cache WHERE fingerprint = ? AND hash IN ({marks})",
-                [fingerprint, *part],
-            )
-            out.update((r[0], from_blob(r[1]).copy()) for r in rows.fetchall())
-        return out
-
-    def cache_vectors(self, items: Sequence[tuple[str, np.ndarray]], fingerprint: str) -> None:
-        """Store vectors in the embedding cache."""
-        if not items:
-            return
-        with self._write() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO embedding_cache(hash, fingerprint, dim, vector) VALUES (?, ?, ?, ?)",
-                ((h, fingerprint, int(v.shape[0]), to_blob(v)) for h, v in items),
-            )
 
     # -- search -------------------------------------------------------------------
 
@@ -408,7 +238,7 @@ class MemoryIndex:
         """
         # The statements below must see one snapshot: another process's sync between them would
         # delete the candidates or, as SQLite reuses rowids, put other chunks under their rowids.
-        with self._read_snapshot():
+        with self._db.read_snapshot():
             return self._keyword_search(query, limit)
 
     def _keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
@@ -418,11 +248,11 @@ class MemoryIndex:
         terms = terms[:_FTS_MAX_TERMS]
         marks = ",".join("?" * len(terms))
         df = dict(
-            self._query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall()
+            self._db.query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall()
         )
         # FTS5's ranking picks the candidates (bounded), ours orders them. Only rowids
         # come out of FTS5, so no chunk text is read beyond the candidates' terms and the hits' records.
-        candidates = [r[0] for r in self._query(
+        candidates = [r[0] for r in self._db.query(
             "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?",
             (match_expression(bounded_terms(terms, df, self.postings_budget)), max(2 * limit, 32)),
         ).fetchall()]
@@ -433,7 +263,7 @@ class MemoryIndex:
         marks = ",".join("?" * len(candidates))
         scored = [
             (bm25_score(terms, indexed.split(), idf, avg_len), rowid)
-            for rowid, indexed in self._query(
+            for rowid, indexed in self._db.query(
                 f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({marks})", candidates
             ).fetchall()
         ]
@@ -450,14 +280,14 @@ class MemoryIndex:
     def _corpus_stats(self) -> tuple[int, float]:
         generation = self._generation()
         if self._stats is None or self._stats[0] != generation:
-            row = self._query("SELECT count(*), avg(n_terms) FROM chunks").fetchone()
+            row = self._db.query("SELECT count(*), avg(n_terms) FROM chunks").fetchone()
             self._stats = (generation, int(row[0]), float(row[1] or 1.0) or 1.0)
         return self._stats[1], self._stats[2]
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
         """Cosine recall over the in-memory normalised matrix, scores clipped to [0, 1]."""
         # One snapshot from the generation check to the records: see keyword_search.
-        with self._read_snapshot():
+        with self._db.read_snapshot():
             matrix = self._vector_matrix()
             top = matrix.top_k(query, limit)
             if not top:
@@ -471,7 +301,7 @@ class MemoryIndex:
         for start in range(0, len(ids), 500):
             part = list(ids[start : start + 500])
             marks = ",".join("?" * len(part))
-            rows = self._query(
+            rows = self._db.query(
                 f"SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id IN ({marks})", part
             )
             out.update((r[0], from_blob(r[1])) for r in rows.fetchall())
@@ -480,7 +310,7 @@ class MemoryIndex:
     def record_access(self, ids: Sequence[str]) -> None:
         """Count that these chunks were returned (for the optional access weight)."""
         if ids:
-            with self._write() as conn:
+            with self._db.write() as conn:
                 conn.executemany(
                     "UPDATE chunks SET access_count = access_count + 1 WHERE id = ?", ((i,) for i in ids)
                 )
@@ -488,26 +318,54 @@ class MemoryIndex:
     def access_counts(self, ids: Sequence[str]) -> dict[str, int]:
         """How often each chunk was returned."""
         marks = ",".join("?" * len(ids))
-        rows = self._query(f"SELECT id, access_count FROM chunks WHERE id IN ({marks})", list(ids))
+        rows = self._db.query(f"SELECT id, access_count FROM chunks WHERE id IN ({marks})", list(ids))
         return {r[0]: int(r[1]) for r in rows.fetchall()}
 
     def _records_by_rowid(self, rowids: Sequence[int]) -> dict[int, ChunkRecord]:
         marks = ",".join("?" * len(rowids))
-        rows = self._query(f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})", list(rowids))
-        return {r[0]: _record(r) for r in rows.fetchall()}
+        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})"
+        rows = self._db.query(sql, list(rowids))
+        return {r[0]: chunk_record(r) for r in rows.fetchall()}
 
     def _vector_matrix(self) -> VectorMatrix:
         generation = self._generation()
-        with self._lock:
+        with self._db.lock:
             if self._vectors is None or self._vectors.generation != generation:
                 # Another process changed the index (or first use): reload all vectors,
                 # streamed into one preallocated matrix (never every blob at once, never text).
-                expected = int(self._query("SELECT count(embedding) FROM chunks").fetchone()[0])
-                rows = self._stream("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL")
+                expected = int(self._db.query("SELECT count(embedding) FROM chunks").fetchone()[0])
+                rows = self._db.stream("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL")
                 matrix = VectorMatrix.load(rows, expected)
                 matrix.generation = generation
                 self._vectors = matrix
             return self._vectors
+
+    # -- health (for verify) -------------------------------------------------------
+
+    def integrity_problems(self) -> list[str]:
+        """SQLite's ``quick_check`` findings (reads every page); empty when the file is sound."""
+        found = [str(r[0]) for r in self._db.query("PRAGMA quick_check").fetchall()]
+        return [] if found == ["ok"] else found
+
+    def chunk_spans(self) -> dict[str, list[tuple[int, int, str]]]:
+        """``(start_line, end_line, hash)`` of every stored chunk, by file."""
+        out: dict[str, list[tuple[int, int, str]]] = {}
+        for path, start, end, digest in self._db.query("SELECT path, start_line, end_line, hash FROM chunks"):
+            out.setdefault(path, []).append((int(start), int(end), str(digest)))
+        return out
+
+    def paths_without_keywords(self) -> list[str]:
+        """Files with a chunk that has no keyword row (it could never be found by keywords)."""
+        rows = self._db.query(
+            "SELECT DISTINCT c.path FROM chunks c LEFT JOIN chunks_fts f ON f.rowid = c.rowid "
+            "WHERE f.rowid IS NULL"
+        )
+        return sorted(str(r[0]) for r in rows)
+
+    def keyword_orphans(self) -> int:
+        """Keyword rows whose chunk is gone (only a rebuild removes them)."""
+        sql = "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)"
+        return int(self._db.query(sql).fetchone()[0])
 
     # -- plumbing -----------------------------------------------------------------
 
@@ -522,39 +380,6 @@ class MemoryIndex:
             "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
         )
 
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> _Rows:
-        # Rows are read whole under the lock: a cursor read after it is released lets another thread
-        # write on the shared connection mid-query, and FTS5 then aborts the read ("query aborted").
-        with self._lock:
-            try:
-                return _Rows(_retry_locked(lambda: self._conn.execute(sql, params).fetchall()))
-            except sqlite3.Error as exc:
-                raise MemoryIndexError(f"index query failed on {self.path}: {exc}") from exc
-
-    def _stream(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-        """A lazy cursor for a large read; the caller holds ``self._lock`` until it is consumed."""
-        try:
-            return cast(sqlite3.Cursor, _retry_locked(lambda: self._conn.execute(sql, params)))
-        except sqlite3.Error as exc:
-            raise MemoryIndexError(f"index query failed on {self.path}: {exc}") from exc
-
-    @contextlib.contextmanager
-    def _read_snapshot(self) -> Iterator[None]:
-        """Run several reads in one read transaction (one WAL snapshot), holding the lock throughout."""
-        with self._lock:
-            if self._conn.in_transaction:
-                yield
-                return
-            try:
-                self._conn.execute("BEGIN")  # deferred: takes no lock; the first read pins the snapshot
-            except sqlite3.Error as exc:
-                raise MemoryIndexError(f"cannot read index {self.path}: {exc}") from exc
-            try:
-                yield
-            finally:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("COMMIT")
-
     def writing(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """Hold the index's write lock (one transaction) across several reads and writes.
 
@@ -562,95 +387,4 @@ class MemoryIndex:
         it, so what it writes is never older than what another process wrote
         before: the index only moves forward.
         """
-        return self._write()
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._write_depth:  # inside writing(): the outer block commits or rolls back
-                self._write_depth += 1
-                try:
-                    yield self._conn
-                finally:
-                    self._write_depth -= 1
-                return
-            try:
-                _retry_locked(lambda: self._conn.execute("BEGIN IMMEDIATE"))
-            except sqlite3.Error as exc:
-                raise MemoryIndexError(f"cannot write index {self.path}: {exc}") from exc
-            self._write_depth = 1
-            try:
-                yield self._conn
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-                raise
-            else:
-                try:
-                    self._conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    with contextlib.suppress(sqlite3.Error):
-                        self._conn.execute("ROLLBACK")
-                    raise MemoryIndexError(f"cannot write index {self.path}: {exc}") from exc
-            finally:
-                self._write_depth = 0
-
-
-class _SchemaMismatch(Exception):
-    pass
-
-
-class _Rows(list[Any]):
-    """All rows of one query, with the two cursor methods callers use."""
-
-    def fetchone(self) -> Any:
-        return self[0] if self else None
-
-    def fetchall(self) -> list[Any]:
-        return self
-
-
-def _schema_version(conn: sqlite3.Connection) -> str | None:
-    has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
-    if has_meta is None:
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if tables:
-            raise _SchemaMismatch("a database without our meta table")
-        return None
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return None if row is None else str(row[0])
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-def _retry_locked(fn: Any, attempts: int = 5) -> Any:
-    """Run ``fn``, retrying when another process holds the write lock past the busy timeout."""
-    for attempt in range(attempts):
-        try:
-            return fn()
-        except sqlite3.OperationalError as exc:
-            if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == attempts - 1:
-                raise
-            time.sleep(0.05 * 2**attempt)
-    raise AssertionError("unreachable")
-
-
-def _not_damage(exc: sqlite3.OperationalError) -> bool:
-    """Locked, read-only or unopenable: a problem of access, not of the file's content."""
-    message = str(exc).lower()
-    return any(word in message for word in ("locked", "busy", "readonly", "read-only", "unable to open"))
-
-
-def _remove_index_files(target: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            Path(target + suffix).unlink()
+        return self._db.write()

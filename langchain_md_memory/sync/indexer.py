@@ -307,7 +307,7 @@ class Indexer:
             rows.append(ChunkRow(record, _sha256(embed_text(chunk.heading, chunk.text)), terms))
         if fingerprint is None or not rows:
             return rows
-        cached = self.index.cached_vectors([r.embed_hash for r in rows], fingerprint)
+        cached = self.index.cache.lookup([r.embed_hash for r in rows], fingerprint)
         c.cached += sum(1 for r in rows if r.embed_hash in cached)
         return [ChunkRow(r.record, r.embed_hash, r.terms, cached.get(r.embed_hash)) for r in rows]
 
@@ -344,7 +344,7 @@ class Indexer:
             if not pending:
                 return
             after = pending[-1][0]
-            cached = self.index.cached_vectors([p[1] for p in pending], fingerprint)
+            cached = self.index.cache.lookup([p[1] for p in pending], fingerprint)
             # One call per distinct text: duplicates in a batch share a vector.
             todo = list({p[1]: p for p in pending if p[1] not in cached}.values())
             c.cached += sum(1 for p in pending if p[1] in cached)
@@ -358,7 +358,7 @@ class Indexer:
                     self.index.set_vectors([(p[0], cached[p[1]]) for p in pending if p[1] in cached])
                     return
                 fresh = {p[1]: vectors[i] for i, p in enumerate(todo)}
-                self.index.cache_vectors(list(fresh.items()), fingerprint)
+                self.index.cache.store(list(fresh.items()), fingerprint)
                 c.embedded += len(todo)
                 self.embedding_error = None
             known = {**cached, **fresh}
@@ -385,7 +385,7 @@ class Indexer:
         temp = f"{target}.rebuild-{os.getpid()}"
         fresh = open_index(temp)
         # Carry the embedding cache over: a rebuild should not re-pay for vectors.
-        fresh.adopt_cache(target)
+        fresh.cache.adopt(target)
         builder = Indexer(self.store, fresh, self.embedder, self.config)
         with self._sync_lock:
             stats = builder.sync(force=True, progress=progress)

@@ -33,17 +33,21 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import MemoryIndexError, MemoryStoreError
 from ..files.chunker import chunk_markdown
+from ..index.schema import index_error
 from ..index.sqlite import MemoryIndex
 from .indexer import Indexer
 
 __all__ = ["VerifyReport", "verify_index"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _PROBLEM_KINDS = ("missing", "orphaned", "stale", "hash_mismatch", "chunk_mismatch")
 
@@ -175,12 +179,12 @@ def _all_paths(found: _Findings) -> tuple[str, ...]:
 def _inspect(indexer: Indexer) -> _Findings:
     store, index, config = indexer.store, indexer.index, indexer.config
     # Damaged pages can hide from the queries below (a search touches few pages); this reads them all.
-    check = [str(r[0]) for r in _rows(index, "PRAGMA quick_check")]
-    if check != ["ok"]:
+    check = _read(index.integrity_problems)
+    if check:
         raise MemoryIndexError(f"index {index.path} failed its integrity check: {'; '.join(check[:3])}")
     scanned = store.scan()
     states = index.file_states()
-    expected_chunks = _chunks_by_path(index)
+    expected_chunks = _read(index.chunk_spans)
     problems: dict[str, list[str]] = {kind: [] for kind in _PROBLEM_KINDS}
     for path in sorted(set(states) | set(expected_chunks)):
         if path not in scanned:
@@ -208,7 +212,7 @@ def _inspect(indexer: Indexer) -> _Findings:
         )
         if sorted(expected_chunks.get(path, [])) != want:
             problems["chunk_mismatch"].append(path)
-    for path in _paths_without_keywords(index):
+    for path in _read(index.paths_without_keywords):
         if path in scanned and path not in problems["chunk_mismatch"]:
             problems["chunk_mismatch"].append(path)
     chunks = sum(len(v) for v in expected_chunks.values())
@@ -217,42 +221,16 @@ def _inspect(indexer: Indexer) -> _Findings:
         indexed=len(states),
         chunks=chunks,
         problems={kind: tuple(sorted(paths)) for kind, paths in problems.items()},
-        fts_orphans=_keyword_orphans(index),
+        fts_orphans=_read(index.keyword_orphans),
     )
 
 
-def _rows(index: MemoryIndex, sql: str) -> list[Any]:
-    """All rows of ``sql`` on the index's own connection (an in-memory index has no other).
-
-    MemoryIndex has no public reader for these checks; its ``_query`` holds the
-    index lock. Damage met while stepping through the rows (after ``_query``
-    returned) is turned into :class:`MemoryIndexError` here.
-    """
+def _read(check: Callable[[], T]) -> T:
+    """Run one of the index's health reads; damage met while reading rows becomes an index error."""
     try:
-        return index._query(sql).fetchall()
+        return check()
     except sqlite3.Error as exc:
-        raise MemoryIndexError(f"index read failed on {index.path}: {exc}") from exc
-
-
-def _chunks_by_path(index: MemoryIndex) -> dict[str, list[tuple[int, int, str]]]:
-    out: dict[str, list[tuple[int, int, str]]] = {}
-    for path, start, end, digest in _rows(index, "SELECT path, start_line, end_line, hash FROM chunks"):
-        out.setdefault(path, []).append((int(start), int(end), str(digest)))
-    return out
-
-
-def _paths_without_keywords(index: MemoryIndex) -> list[str]:
-    rows = _rows(
-        index,
-        "SELECT DISTINCT c.path FROM chunks c LEFT JOIN chunks_fts f ON f.rowid = c.rowid "
-        "WHERE f.rowid IS NULL",
-    )
-    return sorted(str(r[0]) for r in rows)
-
-
-def _keyword_orphans(index: MemoryIndex) -> int:
-    rows = _rows(index, "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)")
-    return int(rows[0][0])
+        raise index_error(exc, "index read failed") from exc
 
 
 def _rebuild(indexer: Indexer) -> None:

@@ -151,7 +151,7 @@ def test_other_schema_version_triggers_a_rebuild(tmp_path):
 
 def test_embedding_cache_is_keyed_by_hash_and_fingerprint(idx):
     v = np.array([0.5, 0.5], np.float32)
-    idx.cache_vectors([("h1", v)], "p:m:2")
-    assert set(idx.cached_vectors(["h1", "h2"], "p:m:2")) == {"h1"}
-    assert idx.cached_vectors(["h1"], "other:m:2") == {}
-    np.testing.assert_array_equal(idx.cached_vectors(["h1"], "p:m:2")["h1"], v)
+    idx.cache.store([("h1", v)], "p:m:2")
+    assert set(idx.cache.lookup(["h1", "h2"], "p:m:2")) == {"h1"}
+    assert idx.cache.lookup(["h1"], "other:m:2") == {}
+    np.testing.assert_array_equal(idx.cache.lookup(["h1"], "p:m:2")["h1"], v)

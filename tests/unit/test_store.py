@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory.errors import MemoryPathError, MemoryStoreError
+from langchain_md_memory.files.session_context import load_session_context
 from langchain_md_memory.files.store import LOCK_FILE, MarkdownStore
 from langchain_md_memory.text import estimate_tokens
 
@@ -338,7 +339,7 @@ def test_session_context_orders_memory_today_yesterday(store: MarkdownStore) -> 
     store.write("2026-07-13.md", "yesterday\n")
     store.write("2026-07-14.md", "today\n")
     store.write("2026-07-12.md", "too old\n")
-    assert store.load_session_context(1000, today=TODAY) == (
+    assert load_session_context(store, 1000, today=TODAY) == (
         "## MEMORY.md\n\nlong term\n\n## 2026-07-14.md\n\ntoday\n\n## 2026-07-13.md\n\nyesterday"
     )
 
@@ -347,7 +348,7 @@ def test_session_context_skips_too_big_section_but_keeps_later_ones(store: Markd
     store.write("MEMORY.md", "word " * 400)
     store.write("2026-07-14.md", "short note\n")
     store.write("2026-07-13.md", "also short\n")
-    context = store.load_session_context(20, today=TODAY)
+    context = load_session_context(store, 20, today=TODAY)
     assert context == "## 2026-07-14.md\n\nshort note\n\n## 2026-07-13.md\n\nalso short"
     assert estimate_tokens(context) == 17
 
@@ -355,18 +356,18 @@ def test_session_context_skips_too_big_section_but_keeps_later_ones(store: Markd
 def test_session_context_stops_short_of_the_budget(store: MarkdownStore) -> None:
     store.write("MEMORY.md", "a" * 35)
     store.write("2026-07-14.md", "b" * 35)
-    first = store.load_session_context(1000, today=TODAY).split("\n\n## ")[0]
+    first = load_session_context(store, 1000, today=TODAY).split("\n\n## ")[0]
     budget = estimate_tokens(first)
-    assert store.load_session_context(budget, today=TODAY) == first
-    assert store.load_session_context(budget - 1, today=TODAY) == ""
+    assert load_session_context(store, budget, today=TODAY) == first
+    assert load_session_context(store, budget - 1, today=TODAY) == ""
 
 
 def test_session_context_skips_empty_and_missing_files(store: MarkdownStore) -> None:
     store.write("MEMORY.md", "\n\n  \n")
-    assert store.load_session_context(1000, today=TODAY) == ""
+    assert load_session_context(store, 1000, today=TODAY) == ""
     store.write("2026-07-13.md", "y\n")
-    assert store.load_session_context(1000, today=TODAY) == "## 2026-07-13.md\n\ny"
-    assert store.load_session_context(0, today=TODAY) == ""
+    assert load_session_context(store, 1000, today=TODAY) == "## 2026-07-13.md\n\ny"
+    assert load_session_context(store, 0, today=TODAY) == ""
 
 
 def test_sweep_removes_only_stale_temp_files_of_interrupted_writes(tmp_path: Path) -> None:

@@ -1,0 +1,126 @@
+"""One shared SQLite connection: a lock, whole-row reads, snapshots and write transactions.
+
+Tools run on worker threads and retrievers in executors, so the connection is
+opened with ``check_same_thread=False`` and every use holds one lock (as
+langgraph's ``SqliteStore`` does). Errors come out classified (see
+:func:`schema.index_error`).
+
+Example:
+    .. code-block:: python
+
+        db = IndexConnection(connect("memory/index.sqlite", 10_000), "memory/index.sqlite")
+        with db.write() as conn:
+            conn.execute("INSERT INTO meta(key, value) VALUES ('k', 'v')")
+        assert db.query("SELECT value FROM meta WHERE key = 'k'").fetchone()[0] == "v"
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .schema import index_error, retry_busy
+
+__all__ = ["IndexConnection", "Rows"]
+
+
+class Rows(list[Any]):
+    """All rows of one query, with the two cursor methods callers use."""
+
+    def fetchone(self) -> Any:
+        return self[0] if self else None
+
+    def fetchall(self) -> list[Any]:
+        return self
+
+
+class IndexConnection:
+    """The index's connection and the lock every use of it holds."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+        self._conn = conn
+        self.path = path
+        self.lock = threading.RLock()
+        self._write_depth = 0
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self.lock, contextlib.suppress(sqlite3.Error):
+            self._conn.close()
+
+    def checkpoint_and_close(self) -> None:
+        """Fold the WAL into the main file and close, so the file can be renamed."""
+        with self.lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.execute("PRAGMA journal_mode = DELETE")
+            self.close()
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> Rows:
+        """All rows of ``sql``, read whole under the lock."""
+        # Rows are read whole under the lock: a cursor read after it is released lets another thread
+        # write on the shared connection mid-query, and FTS5 then aborts the read ("query aborted").
+        with self.lock:
+            try:
+                return Rows(retry_busy(lambda: self._conn.execute(sql, params).fetchall()))
+            except sqlite3.Error as exc:
+                raise index_error(exc, f"index query failed on {self.path}") from exc
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """A lazy cursor for a large read; the caller holds ``lock`` until it is consumed."""
+        try:
+            return retry_busy(lambda: self._conn.execute(sql, params))
+        except sqlite3.Error as exc:
+            raise index_error(exc, f"index query failed on {self.path}") from exc
+
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """Run several reads in one read transaction (one WAL snapshot), holding the lock throughout."""
+        with self.lock:
+            if self._conn.in_transaction:
+                yield
+                return
+            try:
+                self._conn.execute("BEGIN")  # deferred: takes no lock; the first read pins the snapshot
+            except sqlite3.Error as exc:
+                raise index_error(exc, f"cannot read index {self.path}") from exc
+            try:
+                yield
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``); nested uses join the outer one."""
+        with self.lock:
+            if self._write_depth:  # inside writing(): the outer block commits or rolls back
+                self._write_depth += 1
+                try:
+                    yield self._conn
+                finally:
+                    self._write_depth -= 1
+                return
+            try:
+                retry_busy(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+            except sqlite3.Error as exc:
+                raise index_error(exc, f"cannot write index {self.path}") from exc
+            self._write_depth = 1
+            try:
+                yield self._conn
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+                raise
+            else:
+                try:
+                    self._conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                    raise index_error(exc, f"cannot write index {self.path}") from exc
+            finally:
+                self._write_depth = 0

@@ -1,0 +1,55 @@
+"""What the index stores per file and per chunk, as plain data.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.index.rows import FileState
+
+        state = FileState("MEMORY.md", mtime_ns=1, size=10, hash="ab")
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+
+from ..types import ChunkRecord, FileKind
+
+__all__ = ["ChunkRow", "FileState", "chunk_record"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the index last saw of one Markdown file."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A chunk to be written: its record, the text to embed, and its vector if known."""
+
+    record: ChunkRecord
+    embed_hash: str
+    terms: str
+    vector: np.ndarray | None = None
+
+
+def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
+    return ChunkRecord(
+        id=row[1],
+        path=row[2],
+        start_line=row[3],
+        end_line=row[4],
+        heading=row[5],
+        text=row[6],
+        hash=row[7],
+        file_kind=cast(FileKind, row[8]),
+        updated_at=row[9],
+    )
