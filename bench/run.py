@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig
+from langchain_md_memory.index.handle import IndexHandle
 from langchain_md_memory.index.vectors import VectorMatrix
 from langchain_md_memory.sync.indexer import Indexer
 
@@ -186,17 +187,17 @@ def bench_size(n: int, workdir: Path, *, queries: int, spec_queries: int) -> dic
             mem, index_path, workdir / f"vec-{n}.sqlite", qs, qvecs, pool, spec_queries
         )
         # The default config stats up to 5000 files before each search; time that check alone.
-        checker = Indexer(mem.store, mem.index, None, MemoryConfig())
+        checker = Indexer(mem.store, IndexHandle.of(mem.index), None, MemoryConfig())
         checker.sync()
         search["stat_check_default"] = _stats(
-            [_timed(checker.needs_sync) for _ in range(max(5, queries // 4))]
+            [_timed(checker.sync_if_needed) for _ in range(max(5, queries // 4))]
         )
         search["hybrid_plus_stat_check_p50_ms"] = round(
             search["hybrid"]["p50_ms"] + search["stat_check_default"]["p50_ms"], 3
         )
         out["search"] = search
         out["text_mb"] = round(
-            mem.index._query("SELECT sum(length(text)) FROM chunks").fetchone()[0] / 1e6, 1
+            mem.index._db.query("SELECT sum(length(text)) FROM chunks").fetchone()[0] / 1e6, 1
         )
 
     out["index_disk_mb"] = round(_disk_mb(index_path), 1)

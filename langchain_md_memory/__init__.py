@@ -21,17 +21,26 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .config import MemoryConfig
-from .errors import EmbeddingError, MemoryIndexError, MemoryPathError, MemoryStoreError
-from .memory import MarkdownMemory
+from .errors import (
+    EmbeddingError,
+    IndexBusyError,
+    IndexDamagedError,
+    MemoryIndexError,
+    MemoryInputError,
+    MemoryPathError,
+    MemoryStoreError,
+)
+from .memory import MarkdownMemory, ProjectMemory
 from .types import MemorySearchResult
 
 if TYPE_CHECKING:
-    from .features.dream import DreamResult, create_dream_node
+    from .features.dream import DreamResult
     from .features.transcripts import create_session_log_node, write_session_log
     from .integrations.basestore import MarkdownBaseStore
     from .integrations.middleware import MarkdownMemoryMiddleware as MarkdownMemoryMiddleware
     from .integrations.nodes import (
         MemoryState,
+        create_dream_node,
         create_memory_flush_node,
         create_post_compaction_node,
         create_recall_node,
@@ -43,15 +52,19 @@ if TYPE_CHECKING:
 __all__ = [
     "DreamResult",
     "EmbeddingError",
+    "IndexBusyError",
+    "IndexDamagedError",
     "MarkdownBaseStore",
     "MarkdownMemory",
     "MarkdownMemoryRetriever",
     "MemoryConfig",
     "MemoryIndexError",
+    "MemoryInputError",
     "MemoryPathError",
     "MemorySearchResult",
     "MemoryState",
     "MemoryStoreError",
+    "ProjectMemory",
     "create_dream_node",
     "create_memory_flush_node",
     "create_memory_tools",
@@ -77,7 +90,7 @@ _LAZY = {
     "create_session_log_node": ".features.transcripts",
     "write_session_log": ".features.transcripts",
     "DreamResult": ".features.dream",
-    "create_dream_node": ".features.dream",
+    "create_dream_node": ".integrations.nodes",
 }
 
 

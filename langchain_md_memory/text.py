@@ -10,10 +10,10 @@ Chinese words on SQLite 3.40.
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.text import index_terms, fts_query
+        from langchain_md_memory.text import index_terms, match_expression, query_terms
 
         assert "仓位" in index_terms("单只个股不超过总仓位 5%").split()
-        assert fts_query('dark-mode "AND" NEAR(') == '"dark" OR "mode" OR "and" OR "near"'
+        assert match_expression(query_terms('dark-mode "AND" NEAR(')) == '"dark" OR "mode" OR "and" OR "near"'
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
-__all__ = ["estimate_tokens", "fts_query", "index_terms", "match_expression", "query_terms", "token_set"]
+__all__ = ["CJK_CHAR_RE", "estimate_tokens", "index_terms", "match_expression", "query_terms", "token_set"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
-_CJK_CHAR_RE = re.compile(rf"[{_CJK}]")
+CJK_CHAR_RE = re.compile(rf"[{_CJK}]")
 
 
 def _tokens(text: str, *, unigrams: bool) -> Iterator[str]:
@@ -67,16 +67,6 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(_tokens(query, unigrams=False)))
 
 
-def fts_query(query: str) -> str:
-    """A safe FTS5 ``MATCH`` expression for arbitrary user text, or ``""``.
-
-    Every term is double-quoted and the terms are OR-ed, so FTS5 syntax in the
-    input (``AND``, ``NEAR(``, ``*``, ``:``, quotes) is only ever text; BM25
-    ranks chunks matching more terms higher.
-    """
-    return match_expression(query_terms(query))
-
-
 def match_expression(terms: Sequence[str]) -> str:
     """OR of double-quoted terms (a quote inside a term is doubled): the FTS5 form of ``fts_query``."""
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
@@ -89,5 +79,5 @@ def token_set(text: str) -> frozenset[str]:
 
 def estimate_tokens(text: str) -> int:
     """Approximate model tokens: ~1 per CJK character, ~3.5 characters otherwise."""
-    cjk = len(_CJK_CHAR_RE.findall(text))
+    cjk = len(CJK_CHAR_RE.findall(text))
     return cjk + round((len(text) - cjk) / 3.5)

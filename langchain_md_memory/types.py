@@ -81,3 +81,13 @@ class MemorySearchResult:
     def citation(self) -> str:
         """``path#Lstart-Lend``, what a model should cite."""
         return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+
+SESSION_CONTEXT_ID = "md-memory-session-context"
+"""Message id of the SystemMessage holding ``load_session_context()``."""
+
+RECALL_ID = "md-memory-recall"
+"""Message id of the SystemMessage holding first-turn recall hits."""
+
+MEMORY_MESSAGE_IDS = frozenset({SESSION_CONTEXT_ID, RECALL_ID})
+"""Ids of messages this package injects; left out of flush transcripts."""

@@ -28,14 +28,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -43,30 +41,18 @@ from numpy.typing import NDArray
 
 from ..errors import EmbeddingError, MemoryInputError
 
-__all__ = [
-    "DEFAULT_OPENAI_MODEL",
-    "INDEX_TOKENIZER_VERSION",
-    "EmbeddingClient",
-    "EmbeddingIdentity",
-    "resolve_embeddings",
-]
+__all__ = ["INDEX_TOKENIZER_VERSION", "EmbeddingClient", "EmbeddingIdentity"]
 
 logger = logging.getLogger(__name__)
 
 #: Bump when the text fed to the embedding model changes (chunk text, prefixes), so vectors are rebuilt.
 INDEX_TOKENIZER_VERSION = "1"
-#: Model used for ``"openai"`` without a model name.
-DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 
 # OpenAI allows 2048 inputs and ~300k tokens per request. CJK text can cost ~2 tokens a
 # character, so 100k characters keeps a batch under the token limit for any language.
 _MAX_INPUTS = 2048
 _DEFAULT_MAX_BATCH_CHARS = 100_000
-_TRUSTED_OPENAI_HOST = "api.openai.com"
-_DEFAULT_OPENAI_BASE = "https://api.openai.com/v1"
-_VALID_SPECS = "'auto', 'none', 'local', 'openai', 'openai:<model>' or a langchain_core Embeddings instance"
 # Headers that identify an OpenAI account; none of them goes to an untrusted host.
-_CREDENTIAL_HEADERS = ("authorization", "openai-organization", "openai-project")
 
 # Provider calls run here so a hung call can be abandoned after timeout_s. Small on purpose:
 # a stuck worker only blocks its own slot, and embedding calls are already batched.
@@ -197,10 +183,6 @@ class EmbeddingClient:
         """Async twin of :meth:`embed_query` (runs the sync path on a thread)."""
         return await asyncio.to_thread(self.embed_query, text)
 
-    async def aembed_documents(self, texts: Sequence[str]) -> Vectors:
-        """Async twin of :meth:`embed_documents` (runs the sync path on a thread)."""
-        return await asyncio.to_thread(self.embed_documents, texts)
-
     def _batches(self, texts: list[str]) -> Iterator[list[str]]:
         batch: list[str] = []
         chars = 0
@@ -289,134 +271,3 @@ class EmbeddingClient:
                 )
         out: Vectors = (arr / norms[:, None]).astype(np.float32)
         return out
-
-
-def _is_trusted_openai(base_url: str) -> bool:
-    parts = urlsplit(base_url)
-    return parts.scheme == "https" and (parts.hostname or "").lower() == _TRUSTED_OPENAI_HOST
-
-
-def _strip_credentials(request: Any) -> None:
-    for name in _CREDENTIAL_HEADERS:
-        request.headers.pop(name, None)
-
-
-async def _astrip_credentials(request: Any) -> None:
-    _strip_credentials(request)
-
-
-def _openai_embeddings(
-    model: str, *, api_key: str | None, base_url: str | None, env: Mapping[str, str], timeout_s: float
-) -> Embeddings:
-    import openai
-    from langchain_openai import OpenAIEmbeddings
-
-    base = base_url or env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE") or _DEFAULT_OPENAI_BASE
-    kwargs: dict[str, Any] = {
-        "model": model,
-        "base_url": base,
-        # Our client retries and times out; the SDK's own loop would multiply both.
-        "max_retries": 0,
-        "request_timeout": timeout_s,
-    }
-    if _is_trusted_openai(base):
-        key = api_key or env.get("OPENAI_API_KEY")
-        if not key:
-            raise EmbeddingError(
-                "embeddings='openai' needs an API key: set OPENAI_API_KEY or pass api_key=..."
-            )
-        kwargs["api_key"] = key
-        logger.info("embeddings: OpenAI %s at %s", model, _TRUSTED_OPENAI_HOST)
-    else:
-        # tiktoken fetches its encodings at run time; other hosts take plain strings anyway.
-        kwargs["check_embedding_ctx_length"] = False
-        host = urlsplit(base).hostname or base
-        if api_key:
-            kwargs["api_key"] = api_key
-            logger.info("embeddings: %s at %s with the explicitly given key", model, host)
-        else:
-            # The SDK insists on a key, and langchain would fall back to OPENAI_API_KEY: give it a
-            # placeholder and strip the credential headers from every request before it leaves.
-            kwargs["api_key"] = "unused-placeholder"
-            kwargs["http_client"] = openai.DefaultHttpxClient(event_hooks={"request": [_strip_credentials]})
-            kwargs["http_async_client"] = openai.DefaultAsyncHttpxClient(
-                event_hooks={"request": [_astrip_credentials]}
-            )
-            logger.info("embeddings: %s at %s without credentials (untrusted host)", model, host)
-    return OpenAIEmbeddings(**kwargs)
-
-
-def _model_of(embeddings: Embeddings) -> str:
-    for attr in ("model", "model_name"):
-        value = getattr(embeddings, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return "default"
-
-
-def resolve_embeddings(
-    spec: Embeddings | str | None,
-    *,
-    batch_size: int = 32,
-    timeout_s: float = 15.0,
-    retries: int = 2,
-    env: Mapping[str, str] | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
-) -> EmbeddingClient | None:
-    """Build the client for an ``embeddings=`` argument; ``None`` means keyword-only search.
-
-    ``spec`` is an :class:`Embeddings` instance, or one of ``"none"``, ``"local"``
-    (the bundled offline model), ``"openai"``, ``"openai:<model>"``, ``"auto"``.
-    ``"auto"`` and ``None`` pick OpenAI when ``OPENAI_API_KEY`` is set in ``env``
-    (default ``os.environ``), else the offline model when installed, else ``None``.
-
-    Example:
-        .. code-block:: python
-
-            client = resolve_embeddings("openai:text-embedding-3-large", env={"OPENAI_API_KEY": "sk-..."})
-            assert client is not None and client.model == "text-embedding-3-large"
-    """
-    env = os.environ if env is None else env
-    opts: dict[str, Any] = {"batch_size": batch_size, "timeout_s": timeout_s, "retries": retries}
-    if isinstance(spec, Embeddings):
-        return EmbeddingClient(spec, provider=type(spec).__name__, model=_model_of(spec), **opts)
-    if spec is not None and not isinstance(spec, str):
-        raise MemoryInputError(f"embeddings must be {_VALID_SPECS}; got {type(spec).__name__}")
-    name = "auto" if spec is None else spec.strip()
-    kind, _, model = name.partition(":")
-    kind = kind.lower()
-    if kind == "none" and not model:
-        logger.info("embeddings: none (keyword-only search)")
-        return None
-    if kind == "openai":
-        model = model.strip() or DEFAULT_OPENAI_MODEL
-        emb = _openai_embeddings(model, api_key=api_key, base_url=base_url, env=env, timeout_s=timeout_s)
-        return EmbeddingClient(emb, provider="openai", model=model, **opts)
-    if kind == "local" and not model:
-        return _local_client(opts)
-    if kind == "auto" and not model:
-        if api_key or env.get("OPENAI_API_KEY"):
-            logger.info("embeddings=auto: OPENAI_API_KEY is set, using OpenAI %s", DEFAULT_OPENAI_MODEL)
-            emb = _openai_embeddings(
-                DEFAULT_OPENAI_MODEL, api_key=api_key, base_url=base_url, env=env, timeout_s=timeout_s
-            )
-            return EmbeddingClient(emb, provider="openai", model=DEFAULT_OPENAI_MODEL, **opts)
-        from .local import local_embeddings_available
-
-        if local_embeddings_available():
-            logger.info("embeddings=auto: no OPENAI_API_KEY, using the bundled offline model")
-            return _local_client(opts)
-        logger.info(
-            "embeddings=auto: no OPENAI_API_KEY and no offline model installed "
-            "(pip install 'langchain-md-memory[local]'); using keyword-only search"
-        )
-        return None
-    raise MemoryInputError(f"unknown embeddings spec {spec!r}; use {_VALID_SPECS}")
-
-
-def _local_client(opts: dict[str, Any]) -> EmbeddingClient:
-    from .local import LOCAL_MODEL_NAME, LocalEmbeddings
-
-    logger.info("embeddings: local %s (offline)", LOCAL_MODEL_NAME)
-    return EmbeddingClient(LocalEmbeddings(), provider="local", model=LOCAL_MODEL_NAME, **opts)

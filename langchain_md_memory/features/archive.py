@@ -41,11 +41,11 @@ from typing import TYPE_CHECKING
 
 from ..errors import MemoryPathError, MemoryStoreError
 from ..files.atomic import atomic_output, current_umask
-from ..files.paths import is_archived_file, is_memory_file, normalize_relpath, resolve_memory_path
+from ..files.paths import STATE_FILE, is_archived_file, is_memory_file, normalize_relpath, resolve_memory_path
 from ..files.store import MarkdownStore
 
 if TYPE_CHECKING:
-    from ..memory import MarkdownMemory
+    from ..core import MemoryCore
 
 __all__ = ["ARCHIVE_NAME", "ArchiveError", "export_archive", "import_archive"]
 
@@ -65,7 +65,7 @@ class ArchiveError(MemoryStoreError, ValueError):
     """An archive was refused (unsafe or over a cap) or could not be written or read."""
 
 
-def export_archive(mem: MarkdownMemory, path: str | os.PathLike[str]) -> Path:
+def export_archive(mem: MemoryCore, path: str | os.PathLike[str]) -> Path:
     """Write the memory's Markdown files to a ``.tar.gz`` at ``path``; returns its absolute path.
 
     ``path`` may be an existing folder, which then receives ``memory.tar.gz``.
@@ -153,19 +153,19 @@ def import_archive(
 # -- export -------------------------------------------------------------------------
 
 
-def _exportable(mem: MarkdownMemory) -> Iterator[tuple[str, bytes, int]]:
-    """``(relpath, bytes, mtime)`` of each managed regular file; symlinks are left out."""
+def _exportable(mem: MemoryCore) -> Iterator[tuple[str, bytes, int]]:
+    """``(relpath, bytes, mtime)`` of each memory file and the state file; symlinks are left out."""
     root = mem.memory_dir
-    for rel in mem.store.list_files(include_unindexed=True):
+    state = [STATE_FILE] if (root / STATE_FILE).is_file() else []
+    for rel in [*mem.list_files(include_unindexed=True), *state]:
         candidate = root / rel
         try:
             inside = [p for p in [candidate, *candidate.parents] if root in p.parents]
             if any(p.is_symlink() for p in inside):
                 logger.info("archive: skipping symlink %s", rel)
                 continue
-            mem.store.resolve(rel)
             fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except (OSError, MemoryPathError) as exc:
+        except OSError as exc:
             logger.warning("archive: skipping %s: %s", rel, exc)
             continue
         with os.fdopen(fd, "rb") as handle:

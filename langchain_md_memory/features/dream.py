@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,15 +46,13 @@ from ..text import estimate_tokens
 from .dream_reply import reply_text, validate_reply
 
 if TYPE_CHECKING:
-    from ..integrations.nodes import MemoryNode
-    from ..memory import MarkdownMemory
+    from ..core import MemoryCore
 
 __all__ = [
     "DREAM_LOCK_FILE",
     "HISTORY_DIR",
     "DreamResult",
     "DreamStatus",
-    "create_dream_node",
     "dream",
     "validate_reply",
 ]
@@ -69,9 +66,10 @@ DREAM_LOCK_FILE = ".dream.lock"
 HISTORY_DIR = ".history"
 """Hidden folder keeping previous versions of ``MEMORY.md`` as ``MEMORY-<UTC time>.md``."""
 
-META_LAST_RUN = "dream_last_run"
-META_LAST_RESULT = "dream_last_result"
-META_PROCESSED = "dream_processed"
+# Keys of the memory's state file (not the index: deleting the index must not reset them).
+STATE_LAST_RUN = "dream_last_run"
+STATE_LAST_RESULT = "dream_last_result"
+STATE_PROCESSED = "dream_processed"
 
 SYSTEM_PROMPT = """\
 You maintain a user's long-term memory file, MEMORY.md, for an assistant.
@@ -126,7 +124,7 @@ class _Log:
 
 
 def dream(
-    mem: MarkdownMemory,
+    mem: MemoryCore,
     model: LanguageModelLike,
     *,
     enabled: bool = True,
@@ -161,8 +159,9 @@ def dream(
 
     Returns:
         A :class:`DreamResult`. Every run that got past the gates is recorded in
-        the index ``meta`` table as JSON under ``dream_last_result``; the time of
-        the last successful one under ``dream_last_run``.
+        the memory's state file (``.md-memory/state.json``, which survives
+        deleting the index) under ``dream_last_result``; the time of the last
+        successful one under ``dream_last_run``.
 
     Example:
         .. code-block:: python
@@ -200,41 +199,15 @@ def dream(
     return _record(mem, result, when)
 
 
-def create_dream_node(mem: MarkdownMemory, model: LanguageModelLike, **dream_kwargs: Any) -> MemoryNode:
-    """A LangGraph node that dreams when the gates allow, and returns no state update.
-
-    Put it at the end of a session graph (spec: the session layer decides when and
-    with which model to dream); the lock makes concurrent sessions safe, and a
-    failed dream is logged, never raised. ``dream_kwargs`` go to :func:`dream`.
-
-    Example:
-        .. code-block:: python
-
-            graph.add_node("dream", create_dream_node(mem, model, min_sessions=3))
-            graph.add_edge("agent", "dream")
-    """
-    from ..integrations.nodes import MemoryNode
-
-    def run(state: Mapping[str, Any]) -> None:
-        result = mem.dream(model, **dream_kwargs)
-        logger.info("dream node: %s (%s)", result.status, result.reason)
-
-    async def arun(state: Mapping[str, Any]) -> None:
-        result = await mem.adream(model, **dream_kwargs)
-        logger.info("dream node: %s (%s)", result.status, result.reason)
-
-    return MemoryNode(run, arun, name="dream")
-
-
 # -- the run ------------------------------------------------------------------------
 
 
-def _check_gates(mem: MarkdownMemory, *, enabled: bool, force: bool, min_interval: float, min_sessions: int,
+def _check_gates(mem: MemoryCore, *, enabled: bool, force: bool, min_interval: float, min_sessions: int,
                  now: dt.datetime) -> DreamResult | None:
     if not enabled:
         return _result("skipped", "dream is disabled", now)
     if not force:
-        last = _load_json(mem, META_LAST_RUN)
+        last = _load_json(mem, STATE_LAST_RUN)
         if isinstance(last, (int, float)):
             elapsed = now.timestamp() - float(last)
             if elapsed < min_interval:
@@ -247,12 +220,11 @@ def _check_gates(mem: MarkdownMemory, *, enabled: bool, force: bool, min_interva
     return None
 
 
-def _run(mem: MarkdownMemory, model: LanguageModelLike, *, when: dt.datetime, max_input_tokens: int,
+def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_input_tokens: int,
          max_output_chars: int, keep_heading_ratio: float, recency_guard_s: float, keep_newest: int,
          keep_backups: int) -> DreamResult:
-    store = mem.store
-    current = store.read(LONG_TERM_FILE) if store.exists(LONG_TERM_FILE) else ""
-    current_stat = store.stat(LONG_TERM_FILE)
+    current = mem.get(LONG_TERM_FILE) if mem.exists(LONG_TERM_FILE) else ""
+    current_stat = mem.stat(LONG_TERM_FILE)
     logs = _fit(current, _read_logs(mem, _unprocessed(mem)), max_input_tokens)
     if not logs:
         base = estimate_tokens(SYSTEM_PROMPT + _human_prompt(current, []))
@@ -273,11 +245,11 @@ def _run(mem: MarkdownMemory, model: LanguageModelLike, *, when: dt.datetime, ma
     new = text + "\n"
 
     backup: Path | None = None
-    with store.locked():  # the same lock every writer takes: nobody appends between check and write
-        if store.stat(LONG_TERM_FILE) != current_stat:
+    with mem.locked():  # the same lock every writer takes: nobody appends between check and write
+        if mem.stat(LONG_TERM_FILE) != current_stat:
             return _result("error", "MEMORY.md changed while the model was thinking; retry", when, used)
         if current_stat is not None and new != current:
-            previous = store.resolve(LONG_TERM_FILE).read_bytes()
+            previous = mem.read_bytes(LONG_TERM_FILE)
             backup = _save_backup(mem.memory_dir, previous, when, keep_backups)
         if new != current:
             mem.write(LONG_TERM_FILE, new)
@@ -294,29 +266,29 @@ def _run(mem: MarkdownMemory, model: LanguageModelLike, *, when: dt.datetime, ma
                    when, used, deleted, backup)
 
 
-def _unprocessed(mem: MarkdownMemory) -> list[tuple[str, tuple[int, int]]]:
+def _unprocessed(mem: MemoryCore) -> list[tuple[str, tuple[int, int]]]:
     """Session logs not seen unchanged by an earlier dream, oldest first."""
-    processed = _load_json(mem, META_PROCESSED)
+    processed = _load_json(mem, STATE_PROCESSED)
     seen = processed if isinstance(processed, dict) else {}
     found = [(rel, st) for rel, st in _session_logs(mem) if seen.get(rel) != list(st)]
     found.sort(key=lambda item: (item[1][0], item[0]))
     return found
 
 
-def _session_logs(mem: MarkdownMemory) -> list[tuple[str, tuple[int, int]]]:
+def _session_logs(mem: MemoryCore) -> list[tuple[str, tuple[int, int]]]:
     """Every ``sessions/**.md`` log with its ``(mtime_ns, size)``."""
     logs = []
-    for rel in mem.store.list_files():
-        if PurePosixPath(rel).parts[0] == SESSIONS_DIR and (st := mem.store.stat(rel)) is not None:
+    for rel in mem.list_files():
+        if PurePosixPath(rel).parts[0] == SESSIONS_DIR and (st := mem.stat(rel)) is not None:
             logs.append((rel, st))
     return logs
 
 
-def _read_logs(mem: MarkdownMemory, pending: Sequence[tuple[str, tuple[int, int]]]) -> list[_Log]:
+def _read_logs(mem: MemoryCore, pending: Sequence[tuple[str, tuple[int, int]]]) -> list[_Log]:
     logs = []
     for rel, st in pending:
         try:
-            logs.append(_Log(rel, st, mem.store.read(rel)))
+            logs.append(_Log(rel, st, mem.get(rel)))
         except Exception as exc:  # vanished or unreadable: leave it for a later run
             logger.warning("dream: skipping %s: %s", rel, exc)
     return logs
@@ -362,16 +334,16 @@ def _save_backup(root: Path, data: bytes, when: dt.datetime, keep: int) -> Path:
     return target
 
 
-def _mark_processed(mem: MarkdownMemory, logs: Sequence[_Log]) -> None:
-    processed = _load_json(mem, META_PROCESSED)
+def _mark_processed(mem: MemoryCore, logs: Sequence[_Log]) -> None:
+    processed = _load_json(mem, STATE_PROCESSED)
     seen: dict[str, Any] = processed if isinstance(processed, dict) else {}
-    live = set(mem.store.list_files())
+    live = set(mem.list_files())
     seen = {path: st for path, st in seen.items() if path in live}
     seen.update({log.path: list(log.stat) for log in logs})
-    _store_json(mem, META_PROCESSED, seen)
+    _store_json(mem, STATE_PROCESSED, seen)
 
 
-def _delete_consumed(mem: MarkdownMemory, logs: Sequence[_Log], *, now: dt.datetime, recency_guard_s: float,
+def _delete_consumed(mem: MemoryCore, logs: Sequence[_Log], *, now: dt.datetime, recency_guard_s: float,
                      keep_newest: int) -> tuple[str, ...]:
     every = sorted(((st, rel) for rel, st in _session_logs(mem)), reverse=True)
     newest = {rel for _, rel in every[: max(keep_newest, 0)]}
@@ -380,21 +352,20 @@ def _delete_consumed(mem: MarkdownMemory, logs: Sequence[_Log], *, now: dt.datet
     for log in logs:
         if log.path in newest or log.stat[0] > cutoff_ns:
             continue
-        with mem.store.locked():
+        with mem.locked():
             # A session that wrote more since we read it still holds unconsolidated lines: keep it.
-            if mem.store.stat(log.path) != log.stat:
+            if mem.stat(log.path) != log.stat:
                 continue
             try:
-                mem.store.remove(log.path)
+                mem.remove(log.path)
             except MemoryStoreError as exc:
                 logger.warning("dream: could not delete %s: %s", log.path, exc)
                 continue
         deleted.append(log.path)
     if deleted:
-        mem.indexer.mark_dirty()
-        processed = _load_json(mem, META_PROCESSED)
+        processed = _load_json(mem, STATE_PROCESSED)
         if isinstance(processed, dict):
-            _store_json(mem, META_PROCESSED, {k: v for k, v in processed.items() if k not in deleted})
+            _store_json(mem, STATE_PROCESSED, {k: v for k, v in processed.items() if k not in deleted})
     return tuple(deleted)
 
 
@@ -406,30 +377,24 @@ def _result(status: DreamStatus, reason: str, when: dt.datetime, used: tuple[str
     return DreamResult(status, reason, used, deleted, backup, when.isoformat(timespec="seconds"))
 
 
-def _record(mem: MarkdownMemory, result: DreamResult, when: dt.datetime) -> DreamResult:
+def _record(mem: MemoryCore, result: DreamResult, when: dt.datetime) -> DreamResult:
     if result.status == "skipped":
         return result  # not a run: keep the last real outcome visible
     try:
-        _store_json(mem, META_LAST_RESULT, result.to_dict())
+        _store_json(mem, STATE_LAST_RESULT, result.to_dict())
         if result.status == "done":
-            _store_json(mem, META_LAST_RUN, when.timestamp())
-    except Exception as exc:  # the index is derived; a dream's outcome must not depend on it
-        logger.warning("dream: could not record the run in meta: %s", exc)
+            _store_json(mem, STATE_LAST_RUN, when.timestamp())
+    except Exception as exc:  # bookkeeping only: a dream's outcome must not depend on it
+        logger.warning("dream: could not record the run in the state file: %s", exc)
     return result
 
 
-def _load_json(mem: MarkdownMemory, key: str) -> Any:
-    raw = mem.index.get_meta(key)
-    if raw is None:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
+def _load_json(mem: MemoryCore, key: str) -> Any:
+    return mem.state.get(key)
 
 
-def _store_json(mem: MarkdownMemory, key: str, value: Any) -> None:
-    mem.index.set_meta(key, json.dumps(value, ensure_ascii=False))
+def _store_json(mem: MemoryCore, key: str, value: Any) -> None:
+    mem.state.set(key, value)
 
 
 def _seconds(value: dt.timedelta | float) -> float:

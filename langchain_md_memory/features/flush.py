@@ -39,9 +39,9 @@ from langchain_core.messages.utils import count_tokens_approximately, get_buffer
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 
+from ..core import MemoryCore
 from ..errors import MemoryPathError, MemoryStoreError
-from ..integrations.prompt_context import MEMORY_MESSAGE_IDS
-from ..memory import MarkdownMemory
+from ..types import MEMORY_MESSAGE_IDS
 
 __all__ = [
     "DEFAULT_TRIGGER_TOKENS",
@@ -163,7 +163,7 @@ def _config() -> RunnableConfig:
     return {"tags": [TAG_NOSTREAM], "metadata": {"lc_source": "memory_flush"}, "run_name": "memory_flush"}
 
 
-def _write(mem: MarkdownMemory, content: str) -> FlushResult:
+def _write(mem: MemoryCore, content: str) -> FlushResult:
     try:
         try:
             blank = "\n" if mem.get("daily").strip() else ""
@@ -182,7 +182,7 @@ def _model_error(exc: Exception) -> FlushResult:
     return FlushResult(written=False, error=f"{type(exc).__name__}: {exc}")
 
 
-def run_memory_flush(mem: MarkdownMemory, model: Runnable[Any, Any],
+def run_memory_flush(mem: MemoryCore, model: Runnable[Any, Any],
                      messages: Sequence[BaseMessage]) -> FlushResult:
     """Ask ``model`` for the durable facts in ``messages`` and append them to today's file.
 
@@ -200,7 +200,7 @@ def run_memory_flush(mem: MarkdownMemory, model: Runnable[Any, Any],
     return _write(mem, content)
 
 
-async def arun_memory_flush(mem: MarkdownMemory, model: Runnable[Any, Any],
+async def arun_memory_flush(mem: MemoryCore, model: Runnable[Any, Any],
                             messages: Sequence[BaseMessage]) -> FlushResult:
     """Async twin of :func:`run_memory_flush` (the model is awaited, the write runs in a thread)."""
     try:
@@ -235,7 +235,7 @@ def _after(result: FlushResult) -> dict[str, Any] | None:
     return None if result.error is not None else {FLUSHED_KEY: True}
 
 
-def flush_update(mem: MarkdownMemory, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
+def flush_update(mem: MemoryCore, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
                  trigger_tokens: int, token_counter: TokenCounter | None = None) -> dict[str, Any] | None:
     """The state update of one flush check over ``state["messages"]`` (``None`` when nothing changes)."""
     messages, early = _plan(state, trigger_tokens, token_counter)
@@ -244,7 +244,7 @@ def flush_update(mem: MarkdownMemory, model: Runnable[Any, Any], state: dict[str
     return _after(run_memory_flush(mem, model, messages))
 
 
-async def aflush_update(mem: MarkdownMemory, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
+async def aflush_update(mem: MemoryCore, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
                         trigger_tokens: int, token_counter: TokenCounter | None = None
                         ) -> dict[str, Any] | None:
     """Async twin of :func:`flush_update`."""

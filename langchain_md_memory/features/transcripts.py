@@ -40,7 +40,7 @@ from ..files.paths import SESSIONS_DIR
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-    from ..memory import MarkdownMemory
+    from ..core import MemoryCore
 
 __all__ = [
     "DEFAULT_OMITTED_TOOLS",
@@ -278,7 +278,7 @@ def session_file_name(thread_id: str, day: dt.date | None = None) -> str:
     return f"{SESSIONS_DIR}/{(day or dt.date.today()).isoformat()}-{_thread_slug(str(thread_id))}.md"
 
 
-def _existing_log(mem: MarkdownMemory, slug: str) -> str | None:
+def _existing_log(mem: MemoryCore, slug: str) -> str | None:
     """The session file of this thread written on an earlier day, if any."""
     folder = mem.memory_dir / SESSIONS_DIR
     if not folder.is_dir():
@@ -289,7 +289,7 @@ def _existing_log(mem: MarkdownMemory, slug: str) -> str | None:
 
 
 def write_session_log(
-    mem: MarkdownMemory,
+    mem: MemoryCore,
     messages: Sequence[BaseMessage],
     thread_id: str,
     *,
@@ -325,7 +325,7 @@ def write_session_log(
     return written
 
 
-async def awrite_session_log(mem: MarkdownMemory, messages: Sequence[BaseMessage], thread_id: str,
+async def awrite_session_log(mem: MemoryCore, messages: Sequence[BaseMessage], thread_id: str,
                              **kwargs: Any) -> str:
     """Async twin of :func:`write_session_log`."""
     return await asyncio.to_thread(write_session_log, mem, messages, thread_id, **kwargs)
@@ -337,7 +337,7 @@ def _messages_of(state: Any) -> Sequence[BaseMessage]:
 
 
 def create_session_log_node(
-    mem: MarkdownMemory,
+    mem: MemoryCore,
     **kwargs: Any,
 ) -> Callable[[Any, RunnableConfig], dict[str, Any]]:
     """A LangGraph node that saves the conversation to the thread's session log.

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 # One CJK definition for the whole package, so chunk budgets match estimate_tokens exactly.
-from ..text import _CJK_CHAR_RE, estimate_tokens
+from ..text import CJK_CHAR_RE, estimate_tokens
 from ..types import Chunk
 
 __all__ = ["CHUNKER_VERSION", "chunk_markdown"]
@@ -117,7 +117,7 @@ class _Budget:
 
     def __init__(self, lines: list[str]) -> None:
         self._chars = [0, *accumulate(len(line) for line in lines)]
-        self._cjk = [0, *accumulate(_CJK_CHAR_RE.subn("", line)[1] for line in lines)]
+        self._cjk = [0, *accumulate(CJK_CHAR_RE.subn("", line)[1] for line in lines)]
 
     def tokens(self, start: int, end: int) -> int:
         """Tokens of ``"\\n".join(lines[start:end + 1])``; mirrors :func:`text.estimate_tokens`."""

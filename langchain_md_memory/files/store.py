@@ -124,6 +124,22 @@ class MarkdownStore:
         """
         return self._load(path, errors="replace")[0]
 
+    def read_bytes(self, path: str) -> bytes:
+        """The file's exact bytes (no decoding, line endings as stored).
+
+        Raises:
+            MemoryPathError: when the path is refused or the file does not exist.
+        """
+        target = self.resolve(path)
+        try:
+            return target.read_bytes()
+        except FileNotFoundError as exc:
+            raise MemoryPathError(f"Memory file {self.relpath(path)!r} does not exist") from exc
+        except IsADirectoryError as exc:
+            raise MemoryPathError(f"{self.relpath(path)!r} is a directory, not a memory file") from exc
+        except OSError as exc:
+            raise MemoryStoreError(f"Cannot read {self.relpath(path)!r}: {exc}") from exc
+
     def read_lines(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Lines ``start_line..end_line`` (1-based, inclusive) with their newlines.
 
@@ -351,16 +367,7 @@ class MarkdownStore:
 
     def _load(self, path: str, *, errors: str) -> tuple[str, bool]:
         """The file's text with CRLF as LF, and whether it used CRLF throughout."""
-        target = self.resolve(path)
-        try:
-            raw = target.read_bytes()
-        except FileNotFoundError as exc:
-            raise MemoryPathError(f"Memory file {self.relpath(path)!r} does not exist") from exc
-        except IsADirectoryError as exc:
-            raise MemoryPathError(f"{self.relpath(path)!r} is a directory, not a memory file") from exc
-        except OSError as exc:
-            raise MemoryStoreError(f"Cannot read {self.relpath(path)!r}: {exc}") from exc
-        text = raw.decode("utf-8", errors=errors)
+        text = self.read_bytes(path).decode("utf-8", errors=errors)
         crlf_count = text.count("\r\n")
         crlf = crlf_count > 0 and crlf_count == text.count("\n")
         return text.replace("\r\n", "\n"), crlf

@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
@@ -61,7 +60,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from ..errors import MemoryInputError, MemoryPathError
+from ..errors import MemoryInputError
 from ..files.paths import is_managed_file
 from .store_filters import namespace_matches, value_matches
 from .store_sections import (
@@ -79,7 +78,7 @@ from .store_sections import (
 )
 
 if TYPE_CHECKING:
-    from ..memory import MarkdownMemory
+    from ..core import MemoryCore
 
 __all__ = ["NAMESPACE_FILE", "MarkdownBaseStore", "unindexed_file_name"]
 
@@ -130,7 +129,7 @@ class MarkdownBaseStore(BaseStore):
 
     __slots__ = ("_file_name", "_hidden_name", "_memory")
 
-    def __init__(self, memory: MarkdownMemory, *, file_name: str = NAMESPACE_FILE) -> None:
+    def __init__(self, memory: MemoryCore, *, file_name: str = NAMESPACE_FILE) -> None:
         if "/" in file_name or not is_managed_file(file_name):
             raise MemoryInputError(
                 f"file_name must be a visible '.md' name without folders, got {file_name!r}"
@@ -140,7 +139,7 @@ class MarkdownBaseStore(BaseStore):
         self._hidden_name = unindexed_file_name(file_name)
 
     @property
-    def memory(self) -> MarkdownMemory:
+    def memory(self) -> MemoryCore:
         """The memory this store reads and writes."""
         return self._memory
 
@@ -222,14 +221,13 @@ class MarkdownBaseStore(BaseStore):
         now = dt.datetime.now(dt.UTC)
         # One lock (re-entrant) from the reads to the last write: two writers to a namespace never lose
         # each other's items, and no other writer sees a move half done.
-        with self._memory.store.locked():
+        with self._memory.locked():
             steps = plan_changes(changes, *self._read_namespace(namespace), now=now)
-            indexed_changed = [self._apply(namespace, step, now) for step in steps]
-        if any(indexed_changed):
-            self._memory.indexer.mark_dirty()
+            for step in steps:
+                self._apply(namespace, step, now)
 
-    def _apply(self, namespace: tuple[str, ...], step: FileChanges, now: dt.datetime) -> bool:
-        """Make one write of a plan; True when it changed the indexed file."""
+    def _apply(self, namespace: tuple[str, ...], step: FileChanges, now: dt.datetime) -> None:
+        """Make one write of a plan (the memory notes the change for its index)."""
         rel = self.namespace_path(namespace) if step.indexed else self.unindexed_path(namespace)
         preamble = namespace_preamble(namespace, indexed=step.indexed)
         fallback = self._mtime(rel)
@@ -239,9 +237,9 @@ class MarkdownBaseStore(BaseStore):
 
         logger.debug("store: applying %d change(s) to %s", len(step.changes), rel)
         if not step.indexed and _only_preamble(rewrite(self._text(rel)), preamble):
-            self._memory.store.remove(rel)  # its last item left: no empty hidden file lingers
-            return False
-        return self._memory.store.update(rel, rewrite) and step.indexed
+            self._memory.remove(rel)  # its last item left: no empty hidden file lingers
+            return
+        self._memory.update(rel, rewrite)
 
     # -- search ---------------------------------------------------------------------
 
@@ -309,34 +307,16 @@ class MarkdownBaseStore(BaseStore):
         return sorted(namespaces)[op.offset : op.offset + op.limit]
 
     def _namespaces(self, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
-        """Every namespace under ``prefix`` whose folder holds either of its files, sorted.
-
-        A walk of the prefix's folder rather than ``list_files()``, which skips
-        the hidden file. Like ``scan()`` it neither enters symlinked folders
-        nor keeps a file whose symlink leads outside the memory directory.
-        """
-        store = self._memory.store
-        if not store.recursive:
-            return []  # a flat memory (the global one) has no folders of its own
-        top = os.path.join(store.root, *prefix)
-        if os.path.realpath(top) != top:
-            return []  # the prefix folder is reached through a symlink
+        """Every namespace under ``prefix`` whose folder holds either of its files, sorted."""
         names = (self._file_name, self._hidden_name)
-        found: list[tuple[str, ...]] = []
-        for folder, dirnames, filenames in os.walk(top):
-            # A folder that cannot be a label holds no namespace, nor does anything below it.
-            dirnames[:] = [d for d in dirnames if _is_label(d)]
-            rel = os.path.relpath(folder, top)
-            namespace = prefix if rel == "." else (*prefix, *rel.split(os.sep))
-            if namespace and any(n in filenames and self._is_file(namespace, n) for n in names):
-                found.append(namespace)
+        found: set[tuple[str, ...]] = set()
+        for rel in self._memory.list_files(include_unindexed=True):
+            *folders, name = rel.split("/")
+            namespace = tuple(folders)
+            if name in names and namespace and namespace[: len(prefix)] == prefix \
+                    and all(_is_label(label) for label in namespace):
+                found.add(namespace)
         return sorted(found)
-
-    def _is_file(self, namespace: tuple[str, ...], name: str) -> bool:
-        try:
-            return self._memory.store.stat("/".join((*namespace, name))) is not None
-        except MemoryPathError:
-            return False
 
     def _namespace_of(self, rel: str) -> tuple[str, ...] | None:
         parts = PurePosixPath(rel).parts
@@ -361,12 +341,12 @@ class MarkdownBaseStore(BaseStore):
         return None if text is None else parse_sections(text, fallback_time=self._mtime(rel))
 
     def _text(self, rel: str) -> str | None:
-        if not self._memory.store.resolve(rel).is_file():  # the path guard raises for escapes
+        if not self._memory.exists(rel):  # the path guard raises for escapes
             return None
         return self._memory.get(rel)
 
     def _mtime(self, rel: str) -> dt.datetime:
-        stat = self._memory.store.stat(rel)
+        stat = self._memory.stat(rel)
         seconds = stat[0] / 1e9 if stat is not None else 0.0
         return dt.datetime.fromtimestamp(seconds, dt.UTC)
 

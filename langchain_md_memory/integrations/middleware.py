@@ -54,9 +54,9 @@ from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
+from ..core import MemoryCore
 from ..errors import MemoryInputError
 from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
-from ..memory import MarkdownMemory
 from .nodes import DEFAULT_RECALL_TOKENS
 from .prompt_context import first_human_text, message_text, recall_text, session_context_text
 from .tools import MEMORY_TOOLS_POLICY, create_memory_tools
@@ -102,7 +102,7 @@ class MarkdownMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
 
     state_schema = MemoryAgentState
 
-    def __init__(self, mem: MarkdownMemory, *, flush_model: Runnable[Any, Any] | None = None,
+    def __init__(self, mem: MemoryCore, *, flush_model: Runnable[Any, Any] | None = None,
                  trigger_tokens: int = DEFAULT_TRIGGER_TOKENS, token_counter: TokenCounter | None = None,
                  session_context: bool = True, max_context_tokens: int | None = None,
                  recall_first_turn: bool = True, recall_max_tokens: int = DEFAULT_RECALL_TOKENS,

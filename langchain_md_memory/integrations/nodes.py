@@ -38,16 +38,19 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NotRequired
 
+from langchain_core.language_models import LanguageModelLike
 from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage, convert_to_messages
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.graph import MessagesState
 
+from ..core import MemoryCore
 from ..errors import MemoryInputError
+from ..features.dream import dream
 from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
-from ..memory import MarkdownMemory
 from .prompt_context import (
     RECALL_ID,
     SESSION_CONTEXT_ID,
@@ -65,11 +68,14 @@ __all__ = [
     "DEFAULT_RECALL_TOKENS",
     "MemoryNode",
     "MemoryState",
+    "create_dream_node",
     "create_memory_flush_node",
     "create_post_compaction_node",
     "create_recall_node",
     "create_session_context_node",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_RECALL_TOKENS = 600
 """Default token budget of first-turn recall."""
@@ -123,7 +129,7 @@ def _threaded(func: Callable[[Mapping[str, Any]], _Update]
     return run
 
 
-def create_session_context_node(mem: MarkdownMemory, *, max_tokens: int | None = None) -> MemoryNode:
+def create_session_context_node(mem: MemoryCore, *, max_tokens: int | None = None) -> MemoryNode:
     """A node keeping one SystemMessage with ``mem.load_session_context()`` first in ``messages``.
 
     The message has the fixed id ``md-memory-session-context``: on the first
@@ -150,7 +156,7 @@ def create_session_context_node(mem: MarkdownMemory, *, max_tokens: int | None =
     return MemoryNode(run, _threaded(run), "memory_session_context")
 
 
-def create_memory_flush_node(mem: MarkdownMemory, model: Runnable[Any, Any], *,
+def create_memory_flush_node(mem: MemoryCore, model: Runnable[Any, Any], *,
                              trigger_tokens: int = DEFAULT_TRIGGER_TOKENS,
                              token_counter: TokenCounter | None = None) -> MemoryNode:
     """A node that saves durable facts to today's file once per compaction cycle.
@@ -184,7 +190,7 @@ def create_memory_flush_node(mem: MarkdownMemory, model: Runnable[Any, Any], *,
     return MemoryNode(run, arun, "memory_flush")
 
 
-def create_recall_node(mem: MarkdownMemory, *, max_tokens: int = DEFAULT_RECALL_TOKENS,
+def create_recall_node(mem: MemoryCore, *, max_tokens: int = DEFAULT_RECALL_TOKENS,
                        max_results: int | None = None) -> MemoryNode:
     """A first-turn node: search memory with the first human message and inject the top hits.
 
@@ -216,7 +222,7 @@ def create_recall_node(mem: MarkdownMemory, *, max_tokens: int = DEFAULT_RECALL_
     return MemoryNode(run, _threaded(run), "memory_recall")
 
 
-def create_post_compaction_node(mem: MarkdownMemory, *, max_tokens: int | None = None,
+def create_post_compaction_node(mem: MemoryCore, *, max_tokens: int | None = None,
                                 is_summary: Callable[[BaseMessage], bool] | None = None) -> MemoryNode:
     """A node that re-injects the session context after a summary replaced the history.
 
@@ -250,3 +256,28 @@ def create_post_compaction_node(mem: MarkdownMemory, *, max_tokens: int | None =
 
 def _texts(messages: Sequence[BaseMessage]) -> list[str]:
     return [message_text(m) for m in messages]
+
+
+def create_dream_node(mem: MemoryCore, model: LanguageModelLike, **dream_kwargs: Any) -> MemoryNode:
+    """A LangGraph node that dreams when the gates allow, and returns no state update.
+
+    Put it at the end of a session graph (spec: the session layer decides when and
+    with which model to dream); the lock makes concurrent sessions safe, and a
+    failed dream is logged, never raised. ``dream_kwargs`` go to
+    :func:`~langchain_md_memory.features.dream.dream`.
+
+    Example:
+        .. code-block:: python
+
+            graph.add_node("dream", create_dream_node(mem, model, min_sessions=3))
+            graph.add_edge("agent", "dream")
+    """
+    def run(state: Mapping[str, Any]) -> None:
+        result = dream(mem, model, **dream_kwargs)
+        logger.info("dream node: %s (%s)", result.status, result.reason)
+
+    async def arun(state: Mapping[str, Any]) -> None:
+        result = await asyncio.to_thread(dream, mem, model, **dream_kwargs)
+        logger.info("dream node: %s (%s)", result.status, result.reason)
+
+    return MemoryNode(run, arun, name="dream")

@@ -23,10 +23,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from ..core import MemoryCore
 from ..errors import MemoryStoreError
-from ..memory import MarkdownMemory
 from ..text import estimate_tokens
-from ..types import MemorySearchResult
+from ..types import MEMORY_MESSAGE_IDS, RECALL_ID, SESSION_CONTEXT_ID, MemorySearchResult
 
 __all__ = [
     "MEMORY_MESSAGE_IDS",
@@ -48,15 +48,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-SESSION_CONTEXT_ID = "md-memory-session-context"
-"""Message id of the SystemMessage holding ``load_session_context()``."""
-
-RECALL_ID = "md-memory-recall"
-"""Message id of the SystemMessage holding first-turn recall hits."""
-
-MEMORY_MESSAGE_IDS = frozenset({SESSION_CONTEXT_ID, RECALL_ID})
-"""Ids of messages this package injects; left out of flush transcripts."""
 
 SESSION_CONTEXT_HEADER = (
     "# Long-term memory\n"
@@ -197,7 +188,7 @@ def select_hits(hits: Sequence[MemorySearchResult], already_seen: Iterable[str],
     return chosen
 
 
-def recall_text(mem: MarkdownMemory, query: str, *, already_seen: Iterable[str], max_tokens: int,
+def recall_text(mem: MemoryCore, query: str, *, already_seen: Iterable[str], max_tokens: int,
                 max_results: int | None = None) -> str:
     """First-turn recall: search ``query``, keep new hits within the budget, format them; ``""`` if none.
 
@@ -217,7 +208,7 @@ def recall_text(mem: MarkdownMemory, query: str, *, already_seen: Iterable[str],
     return f"{RECALL_HEADER}\n\n{format_hits(hits)}"
 
 
-def session_context_text(mem: MarkdownMemory, *, max_tokens: int | None = None,
+def session_context_text(mem: MemoryCore, *, max_tokens: int | None = None,
                          already_seen: Iterable[str] | None = None) -> str:
     """``load_session_context()`` under a header, optionally without lines already seen; ``""`` if empty."""
     try:

@@ -20,7 +20,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
 from ..config import MemoryConfig
-from ..memory import MarkdownMemory
+from ..core import MemoryCore
 from ..types import MemorySearchResult
 
 __all__ = ["MarkdownMemoryRetriever", "hit_to_document"]
@@ -51,13 +51,13 @@ class MarkdownMemoryRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    memory: MarkdownMemory
+    memory: MemoryCore
     k: int | None = Field(default=None, ge=1)
     config_overrides: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
     def from_memory(
-        cls, memory: MarkdownMemory, *, k: int | None = None, **overrides: Any
+        cls, memory: MemoryCore, *, k: int | None = None, **overrides: Any
     ) -> MarkdownMemoryRetriever:
         """Build a retriever; keyword arguments other than ``k`` override config fields."""
         memory.config.merged(**overrides)  # validate now, not at the first query

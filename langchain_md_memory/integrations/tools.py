@@ -33,9 +33,9 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
+from ..core import MemoryCore
 from ..errors import MemoryPathError, MemoryStoreError
 from ..files.paths import resolve_alias
-from ..memory import MarkdownMemory
 from .prompt_context import format_hits
 
 __all__ = [
@@ -146,7 +146,7 @@ def _as_tool_error(exc: Exception) -> ToolException:
     return ToolException(f"Error: {exc}")
 
 
-def _search(mem: MarkdownMemory, query: str, max_results: int | None = None) -> str:
+def _search(mem: MemoryCore, query: str, max_results: int | None = None) -> str:
     try:
         ranked = mem.search_detailed(query, max_results=max_results)
     except MemoryPathError as exc:
@@ -168,7 +168,7 @@ def _search(mem: MarkdownMemory, query: str, max_results: int | None = None) -> 
     return text
 
 
-def _get(mem: MarkdownMemory, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+def _get(mem: MemoryCore, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
     try:
         text = mem.get(path, start_line, end_line)
         if text or start_line is None:
@@ -182,7 +182,7 @@ def _get(mem: MarkdownMemory, path: str, start_line: int | None = None, end_line
     )
 
 
-def _not_found(mem: MarkdownMemory, file: str, action: str) -> ToolException:
+def _not_found(mem: MemoryCore, file: str, action: str) -> ToolException:
     shown = _display(file)
     try:
         mem.get(file)
@@ -198,7 +198,7 @@ def _not_found(mem: MarkdownMemory, file: str, action: str) -> ToolException:
     )
 
 
-def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file: str = "long_term",
+def _update(mem: MemoryCore, content: str = "", action: str = "append", file: str = "long_term",
             old_text: str | None = None) -> str:
     try:
         if action == "append":
@@ -233,7 +233,7 @@ def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file
         raise _as_tool_error(exc) from exc
 
 
-def _bind(fn: Callable[..., str], mem: MarkdownMemory) -> tuple[Callable[..., str], Callable[..., Any]]:
+def _bind(fn: Callable[..., str], mem: MemoryCore) -> tuple[Callable[..., str], Callable[..., Any]]:
     def run(**kwargs: Any) -> str:
         return fn(mem, **kwargs)
 
@@ -244,7 +244,7 @@ def _bind(fn: Callable[..., str], mem: MarkdownMemory) -> tuple[Callable[..., st
     return run, arun
 
 
-def create_memory_tools(mem: MarkdownMemory) -> list[BaseTool]:
+def create_memory_tools(mem: MemoryCore) -> list[BaseTool]:
     """``[memory_search, memory_get, memory_update]`` over ``mem``, in that order.
 
     Example:

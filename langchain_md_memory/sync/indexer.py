@@ -8,26 +8,26 @@ so an unchanged paragraph never costs an embedding call.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import heapq
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from ..config import MemoryConfig
 from ..embeddings.client import INDEX_TOKENIZER_VERSION
-from ..errors import MemoryStoreError
+from ..errors import IndexDamagedError, MemoryIndexError, MemoryStoreError
 from ..files.chunker import CHUNKER_VERSION, chunk_markdown
 from ..files.paths import file_kind
 from ..files.store import MarkdownStore
-from ..index.sqlite import ChunkRow, FileState, MemoryIndex
+from ..index.handle import IndexHandle
+from ..index.rows import ChunkRow, FileState
+from ..index.sqlite import MemoryIndex
 from ..text import index_terms
 from ..types import ChunkRecord
 
@@ -53,9 +53,9 @@ class Embedder(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SyncStats:
-    """What one sync did."""
+    """What one sync did (counted as it runs)."""
 
     files: int = 0
     files_changed: int = 0
@@ -88,32 +88,6 @@ def _sha256(data: str | bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-@dataclass
-class _Counters:
-    files: int = 0
-    changed: int = 0
-    removed: int = 0
-    added: int = 0
-    dropped: int = 0
-    embedded: int = 0
-    cached: int = 0
-    errors: int = 0
-    t0: float = field(default_factory=time.perf_counter)
-
-    def stats(self) -> SyncStats:
-        return SyncStats(
-            self.files,
-            self.changed,
-            self.removed,
-            self.added,
-            self.dropped,
-            self.embedded,
-            self.cached,
-            self.errors,
-            time.perf_counter() - self.t0,
-        )
-
-
 class Indexer:
     """Incremental sync from a :class:`MarkdownStore` into a :class:`MemoryIndex`.
 
@@ -122,10 +96,10 @@ class Indexer:
     """
 
     def __init__(
-        self, store: MarkdownStore, index: MemoryIndex, embedder: Embedder | None, config: MemoryConfig
+        self, store: MarkdownStore, handle: IndexHandle, embedder: Embedder | None, config: MemoryConfig
     ) -> None:
         self.store = store
-        self.index = index
+        self.handle = handle
         self.embedder = embedder
         self.config = config
         self._dirty = True
@@ -134,9 +108,13 @@ class Indexer:
         self._known: dict[str, tuple[int, int]] | None = None
         self._recent: list[str] = []
         self.last_sync: float | None = None
-        self.last_stats: SyncStats | None = None
         self.identity_changed_from: str | None = None
         self.embedding_error: str | None = None
+
+    @property
+    def index(self) -> MemoryIndex:
+        """The index in use now (the handle swaps it on rebuild or recovery)."""
+        return self.handle.index
 
     # -- dirty tracking -------------------------------------------------------------
 
@@ -149,8 +127,8 @@ class Indexer:
         """True when a write went through the facade since the last sync."""
         return self._dirty
 
-    def needs_sync(self) -> bool:
-        """Dirty, or a cheap stat of the managed files shows an outside edit.
+    def sync_if_needed(self) -> SyncStats | None:
+        """Sync when the Markdown changed, reusing the directory walk that found it; else ``None``.
 
         The dirty flag alone misses edits made by hand or by another process,
         so the files' (mtime, size) are compared with what the last sync saw.
@@ -159,10 +137,6 @@ class Indexer:
         recently changed ``stat_check_max_files`` files (the watcher and the
         dirty flag cover the rest).
         """
-        return self._check()[0]
-
-    def sync_if_needed(self) -> SyncStats | None:
-        """Sync when :meth:`needs_sync` says so, reusing its directory walk; else ``None``."""
         needed, scanned = self._check()
         return self._sync(False, None, scanned) if needed else None
 
@@ -192,18 +166,18 @@ class Indexer:
               scanned: dict[str, tuple[int, int]] | None) -> SyncStats:
         with self._sync_lock:
             self._dirty = False
-            counters = _Counters()
+            counters = SyncStats()
+            started = time.perf_counter()
             try:
                 self._sync_files(force or self._chunking_changed(), counters, progress, scanned)
                 self._embed_missing(counters)
             except BaseException:
                 self._dirty = True
                 raise
-            stats = counters.stats()
+            counters.seconds = time.perf_counter() - started
             self.last_sync = time.time()
-            self.last_stats = stats
-            logger.debug("sync: %s", stats)
-            return stats
+            logger.debug("sync: %s", counters)
+            return counters
 
     def _chunking_changed(self) -> bool:
         signature = f"{CHUNKER_VERSION}:{self.config.chunk_tokens}:{self.config.chunk_overlap_tokens}"
@@ -212,7 +186,7 @@ class Indexer:
         self.index.set_meta("chunking", signature)
         return True
 
-    def _sync_files(self, force: bool, c: _Counters, progress: ProgressFn | None,
+    def _sync_files(self, force: bool, c: SyncStats, progress: ProgressFn | None,
                     scanned: dict[str, tuple[int, int]] | None = None) -> None:
         known = self.index.file_states()
         # A walk made by needs_sync() moments ago is as good as a new one: every changed file is
@@ -237,8 +211,8 @@ class Indexer:
             if progress is not None:
                 progress(done, len(paths))
         for path in known.keys() - seen.keys() - scanned.keys():
-            c.dropped += self.index.remove_file(path)
-            c.removed += 1
+            c.chunks_removed += self.index.remove_file(path)
+            c.files_removed += 1
         self._remember(seen)
         if progress is not None:
             progress(len(paths), len(paths))
@@ -251,7 +225,7 @@ class Indexer:
             heapq.nlargest(cap, seen, key=lambda path: seen[path][0]) if len(seen) > cap else []
         )
 
-    def _reindex_file(self, path: str, force: bool, fingerprint: str | None, c: _Counters
+    def _reindex_file(self, path: str, force: bool, fingerprint: str | None, c: SyncStats
                       ) -> tuple[int, int] | None:
         """Re-read one file and replace its chunks if its content changed; returns the stat read."""
         stat = self.store.stat(path)
@@ -261,7 +235,7 @@ class Indexer:
         if not force and old is not None and (old.mtime_ns, old.size) == stat:
             return stat  # another process indexed this very version meanwhile
         try:
-            raw = self.store.resolve(path).read_bytes()
+            raw = self.store.read_bytes(path)
         except (OSError, MemoryStoreError) as exc:
             logger.warning("skipping %s: %s", path, exc)
             return None
@@ -272,12 +246,12 @@ class Indexer:
             return stat
         rows = self._chunk_rows(path, raw.decode("utf-8", errors="replace"), fingerprint, c)
         removed, added = self.index.replace_file(state, file_kind(path), rows)
-        c.changed += 1
-        c.dropped += removed
-        c.added += added
+        c.files_changed += 1
+        c.chunks_removed += removed
+        c.chunks_added += added
         return stat
 
-    def _chunk_rows(self, path: str, text: str, fingerprint: str | None, c: _Counters) -> list[ChunkRow]:
+    def _chunk_rows(self, path: str, text: str, fingerprint: str | None, c: SyncStats) -> list[ChunkRow]:
         chunks = chunk_markdown(
             text, chunk_tokens=self.config.chunk_tokens, overlap_tokens=self.config.chunk_overlap_tokens
         )
@@ -331,7 +305,7 @@ class Indexer:
             self.index.set_meta("embedding_identity", fingerprint)
         return fingerprint
 
-    def _embed_missing(self, c: _Counters) -> None:
+    def _embed_missing(self, c: SyncStats) -> None:
         fingerprint = self._fingerprint_or_none()
         if fingerprint is None or self.embedder is None:
             return
@@ -353,7 +327,7 @@ class Indexer:
                 try:
                     vectors = self.embedder.embed_documents([embed_text(p[2], p[3]) for p in todo])
                 except Exception as exc:  # any provider failure leaves chunks keyword-only
-                    c.errors += len(todo)
+                    c.embed_errors += len(todo)
                     self._embedding_failed(exc)
                     self.index.set_vectors([(p[0], cached[p[1]]) for p in pending if p[1] in cached])
                     return
@@ -369,35 +343,41 @@ class Indexer:
         self._embed_retry_at = time.monotonic() + _EMBED_BACKOFF_S
         logger.warning("embedding failed, keyword-only until it recovers: %s", self.embedding_error)
 
-    # -- rebuild --------------------------------------------------------------------
+    # -- rebuild and recovery --------------------------------------------------------
 
-    def rebuild(
-        self,
-        open_index: Callable[[str], MemoryIndex],
-        progress: ProgressFn | None = None,
-    ) -> tuple[MemoryIndex, SyncStats]:
-        """Build a fresh index file beside the current one and swap it in atomically.
+    def rebuild(self, progress: ProgressFn | None = None) -> SyncStats:
+        """Build a fresh index beside the current one from the Markdown and swap it in atomically.
 
-        Readers keep the old index until the new one is complete. Returns the
-        new index (the caller closes the old one) and the stats of the build.
+        Readers keep the old index until the new one is complete.
         """
-        target = self.index.path
-        temp = f"{target}.rebuild-{os.getpid()}"
-        fresh = open_index(temp)
-        # Carry the embedding cache over: a rebuild should not re-pay for vectors.
-        fresh.cache.adopt(target)
-        builder = Indexer(self.store, fresh, self.embedder, self.config)
+        fresh = self.handle.open_fresh()
+        builder = Indexer(self.store, IndexHandle.of(fresh), self.embedder, self.config)
         with self._sync_lock:
             stats = builder.sync(force=True, progress=progress)
-            fresh.finish_for_swap()
-            self.index.finish_for_swap()
-            os.replace(temp, target)
-            for suffix in ("-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(target + suffix)
-            new_index = open_index(target)
-            self.index = new_index
+            self.handle.swap_in(fresh)
             if builder._known is not None:
                 self._remember(builder._known)
             self._dirty = False
-        return new_index, stats
+        return stats
+
+    def recover(self, exc: MemoryIndexError, failed: MemoryIndex) -> None:
+        """Replace an index that failed mid-use: rebuilt from the Markdown, else an in-memory one.
+
+        A busy index is another process at work, not damage: its file is never rebuilt over.
+        Nothing happens when another thread already replaced ``failed``.
+        """
+        with self.handle.lock:
+            if self.handle.index is not failed:
+                return
+            reason = str(exc)
+            if isinstance(exc, IndexDamagedError) and not self.handle.in_memory:
+                logger.warning("index %s failed (%s); rebuilding it from the Markdown", failed.path, exc)
+                try:
+                    self.rebuild()
+                    return
+                except (MemoryStoreError, OSError) as again:
+                    reason = f"{exc}; the rebuild failed too: {again}"
+            logger.warning("index %s failed (%s); answering from an in-memory index", failed.path, reason)
+            self.handle.fall_back(reason)
+            self.mark_dirty()
+        self.sync()

@@ -40,7 +40,6 @@ from typing import Any, TypeVar
 from ..errors import MemoryIndexError, MemoryStoreError
 from ..files.chunker import chunk_markdown
 from ..index.schema import index_error
-from ..index.sqlite import MemoryIndex
 from .indexer import Indexer
 
 __all__ = ["VerifyReport", "verify_index"]
@@ -191,7 +190,7 @@ def _inspect(indexer: Indexer) -> _Findings:
             problems["orphaned"].append(path)
     for path, stat in sorted(scanned.items()):
         try:
-            raw = store.resolve(path).read_bytes()
+            raw = store.read_bytes(path)
         except (OSError, MemoryStoreError) as exc:
             logger.debug("verify: cannot read %s: %s", path, exc)  # sync skips it the same way
             continue
@@ -234,16 +233,7 @@ def _read(check: Callable[[], T]) -> T:
 
 
 def _rebuild(indexer: Indexer) -> None:
-    old = indexer.index
-    if old.path == ":memory:":
-        fresh = MemoryIndex.open(":memory:")
-        indexer.index = fresh
-        old.close()
-        indexer.mark_dirty()
-        indexer.sync(force=True)
-        return
     try:
-        indexer.rebuild(MemoryIndex.open)
+        indexer.rebuild()
     except OSError as exc:
-        raise MemoryIndexError(f"cannot rebuild index {old.path}: {exc}") from exc
-    old.close()
+        raise MemoryIndexError(f"cannot rebuild index {indexer.index.path}: {exc}") from exc

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_md_memory.integrations.cli import main
+from langchain_md_memory.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from langchain_md_memory.embeddings.client import resolve_embeddings
+from langchain_md_memory.embeddings import resolve_embeddings
 from tests.support.openai_server import Seen, fake_openai_server
 
 pytestmark = pytest.mark.enable_socket

@@ -190,7 +190,7 @@ def test_a_keyword_read_interleaved_with_an_index_write_is_not_aborted(tmp_path:
     try:
         idx.replace_file(FileState("a.md", 1, 1, "x"), "evergreen",
                          [row("a.md", i, f"alpha beta gamma word{i}") for i in range(50)])
-        pending = idx._query("SELECT term, doc FROM chunks_vocab")  # thread A: query started
+        pending = idx._db.query("SELECT term, doc FROM chunks_vocab")  # thread A: query started
         idx.replace_file(FileState("b.md", 1, 1, "y"), "evergreen",  # thread B: a sync writes
                          [row("b.md", i, f"delta word{i}") for i in range(50)])
         terms = dict(pending.fetchall())  # thread A: reads its rows

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.embeddings.client import resolve_embeddings
+from langchain_md_memory.embeddings import resolve_embeddings
 from tests.support.openai_server import Seen, fake_openai_server
 
 pytestmark = pytest.mark.enable_socket

@@ -144,7 +144,7 @@ def test_index_damaged_while_open_is_recovered_by_the_next_search(
     with MarkdownMemory(seeded, embeddings="none") as mem:
         assert_finds_every_topic(mem)
         mem.index.finish_for_swap()  # fold the WAL in and close, so the damage hits the real pages
-        mem.indexer.index = MemoryIndex.open(seeded / INDEX)
+        mem.indexer.handle.reopen()
         DAMAGE[damage](seeded / INDEX)
         caplog.set_level(logging.WARNING)
         assert_finds_every_topic(mem)
@@ -156,7 +156,7 @@ def test_verify_detects_page_corruption_and_rebuilds(seeded: Path) -> None:
     with MarkdownMemory(seeded, embeddings="none") as mem:
         mem.search("alpha1")
         mem.index.finish_for_swap()
-        mem.indexer.index = MemoryIndex.open(seeded / INDEX)
+        mem.indexer.handle.reopen()
         _scribble(seeded / INDEX)
         report = mem.verify()
         assert report.index_error is not None and report.rebuilt and report.ok

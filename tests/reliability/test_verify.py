@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.integrations.cli import main
+from langchain_md_memory.cli import main
 from tests.reliability.faults import raw_rows
 
 

@@ -283,7 +283,7 @@ def test_archive_with_directory_entries_from_plain_tar_is_accepted(tmp_path: Pat
 
 
 def test_cli_export_then_import(full_memory: MarkdownMemory, tmp_path: Path) -> None:
-    from langchain_md_memory.integrations.cli import main
+    from langchain_md_memory.cli import main
 
     full_memory.close()
     out, err = io.StringIO(), io.StringIO()

@@ -14,11 +14,10 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import Field
 
-from langchain_md_memory import MarkdownMemory
+from langchain_md_memory import MarkdownMemory, create_dream_node
 from langchain_md_memory.features.dream import (
     DREAM_LOCK_FILE,
     HISTORY_DIR,
-    create_dream_node,
     dream,
     validate_reply,
 )
@@ -65,7 +64,8 @@ def _setup(mem: MarkdownMemory) -> list[str]:
 
 def _snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.name.startswith(("index.sqlite", ".md-memory.lock", ".dream.lock"))}
+            if p.is_file() and not p.name.startswith(("index.sqlite", ".md-memory.lock", ".dream.lock"))
+            and ".md-memory" not in p.relative_to(root).parts}
 
 
 # -- a good dream -------------------------------------------------------------------
@@ -88,8 +88,8 @@ def test_good_reply_rewrites_memory_deletes_old_logs_and_keeps_backup(kw_memory:
     assert result.backup.name == "MEMORY-20260714T120000Z.md"
     # The backup is hidden: neither listed nor indexed, so old facts never compete in search.
     assert not any(f.startswith(HISTORY_DIR) for f in kw_memory.store.list_files())
-    assert json.loads(kw_memory.index.get_meta("dream_last_run") or "0") == NOW.timestamp()
-    last = json.loads(kw_memory.index.get_meta("dream_last_result") or "{}")
+    assert kw_memory.state.get("dream_last_run", 0) == NOW.timestamp()
+    last = kw_memory.state.get("dream_last_result", {})
     assert last["status"] == "done" and last["sessions_deleted"] == logs[:3]
     assert "house by 2030" in kw_memory.search("house 2030")[0].text
 
@@ -170,8 +170,8 @@ def test_invalid_reply_changes_nothing_and_keeps_logs(kw_memory: MarkdownMemory,
     assert result.status == "invalid", result.reason
     assert _snapshot(kw_memory.memory_dir) == before
     assert not (kw_memory.memory_dir / HISTORY_DIR).exists()
-    assert kw_memory.index.get_meta("dream_last_run") is None
-    assert json.loads(kw_memory.index.get_meta("dream_last_result") or "{}")["status"] == "invalid"
+    assert kw_memory.state.get("dream_last_run") is None
+    assert kw_memory.state.get("dream_last_result", {})["status"] == "invalid"
     assert LockFile(kw_memory.memory_dir / DREAM_LOCK_FILE).acquire()  # released
 
 
@@ -232,7 +232,7 @@ def test_too_few_sessions_is_skipped(kw_memory: MarkdownMemory) -> None:
     result = dream(kw_memory, model, min_sessions=5, now=NOW)
     assert result.status == "skipped" and result.reason == "4 unprocessed session log(s), need 5"
     assert model.seen == []
-    assert kw_memory.index.get_meta("dream_last_result") is None  # a skip is not a run
+    assert kw_memory.state.get("dream_last_result") is None  # a skip is not a run
 
 
 def test_min_interval_counts_from_the_last_successful_dream(kw_memory: MarkdownMemory) -> None:
@@ -246,6 +246,24 @@ def test_min_interval_counts_from_the_last_successful_dream(kw_memory: MarkdownM
     assert dream(kw_memory, RecordingModel(responses=[GOOD]), min_sessions=1, now=later, force=True).ok
     assert dream(kw_memory, RecordingModel(responses=[GOOD]), min_sessions=1, min_interval=60,
                  now=later + dt.timedelta(minutes=2)).reason.startswith("0 unprocessed")
+
+
+def test_deleting_the_index_keeps_min_interval_and_does_not_resend_merged_logs(memory_dir: Path) -> None:
+    with MarkdownMemory(memory_dir, embeddings="none") as mem:
+        logs = _setup(mem)
+        assert dream(mem, RecordingModel(responses=[GOOD]), min_sessions=1, now=NOW).status == "done"
+    for index_file in memory_dir.glob("index.sqlite*"):
+        index_file.unlink()
+    with MarkdownMemory(memory_dir, embeddings="none") as mem:
+        later = NOW + dt.timedelta(hours=1)
+        model = RecordingModel(responses=[GOOD])
+        skipped = dream(mem, model, min_sessions=1, now=later)
+        assert skipped.status == "skipped" and "under min_interval" in skipped.reason
+        # Forced past the interval: the kept newest log was merged already, so nothing is sent again.
+        forced = dream(mem, model, min_sessions=1, now=later, force=True)
+        assert forced.status == "skipped" and forced.reason == "0 unprocessed session log(s), need 1"
+        assert model.seen == []
+        assert mem.list_files() == ["MEMORY.md", logs[3]]
 
 
 def test_kept_recent_log_counts_again_only_after_it_changes(kw_memory: MarkdownMemory) -> None:
@@ -341,7 +359,7 @@ async def test_dream_node_async_path_dreams(kw_memory: MarkdownMemory) -> None:
 
 
 def test_cli_dream_uses_the_model_spec(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from langchain_md_memory.integrations import cli
+    from langchain_md_memory import cli
 
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         _setup(mem)
@@ -363,7 +381,7 @@ def test_cli_dream_uses_the_model_spec(memory_dir: Path, monkeypatch: pytest.Mon
 
 def test_cli_dream_without_langchain_prints_one_line(memory_dir: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from langchain_md_memory.integrations import cli
+    from langchain_md_memory import cli
 
     monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
     out, err = io.StringIO(), io.StringIO()

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
-from langchain_md_memory.embeddings.client import (
+from langchain_md_memory.embeddings import (
     DEFAULT_OPENAI_MODEL,
     EmbeddingClient,
     EmbeddingIdentity,

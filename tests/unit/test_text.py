@@ -1,4 +1,4 @@
-from langchain_md_memory.text import estimate_tokens, fts_query, index_terms, query_terms, token_set
+from langchain_md_memory.text import estimate_tokens, index_terms, match_expression, query_terms, token_set
 
 
 def test_chinese_word_inside_a_longer_run_is_an_index_term():
@@ -22,15 +22,15 @@ def test_mixed_script_word_splits_at_the_script_boundary():
     assert query_terms("NVDA仓位") == ["nvda", "仓位"]
 
 
-def test_fts_query_quotes_every_term_and_keeps_operators_as_text():
-    assert fts_query('a AND b NEAR(c) "d" e* f:g') == (
+def test_match_expression_quotes_every_term_and_keeps_operators_as_text():
+    assert match_expression(query_terms('a AND b NEAR(c) "d" e* f:g')) == (
         '"a" OR "and" OR "b" OR "near" OR "c" OR "d" OR "e" OR "f" OR "g"'
     )
 
 
-def test_fts_query_of_punctuation_only_is_empty():
-    assert fts_query('"*:()-^') == ""
-    assert fts_query("") == ""
+def test_match_expression_of_punctuation_only_is_empty():
+    assert match_expression(query_terms('"*:()-^')) == ""
+    assert match_expression(query_terms("")) == ""
 
 
 def test_token_sets_of_different_chinese_texts_are_not_equal():

@@ -17,6 +17,8 @@ PACKAGE = "langchain_md_memory"
 ROOT = Path(langchain_md_memory.__file__).parent
 
 # Bottom to top. A module may import from its own layer or any layer below it, never above.
+# `core` is the memory that features and integrations are written against; `memory` (MarkdownMemory,
+# ProjectMemory) composes them on top of it, and the CLI drives that.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "types"),
     ("config", "text"),
@@ -25,10 +27,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("embeddings",),
     ("sync",),
     ("search",),
-    ("memory",),
-    ("project",),
+    ("core", "project"),
     ("features",),
     ("integrations",),
+    ("memory",),
+    ("cli",),
     ("__init__", "__main__"),
 )
 RANK = {room: rank for rank, rooms in enumerate(LAYERS) for room in rooms}

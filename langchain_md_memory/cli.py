@@ -21,10 +21,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from ..errors import MemoryInputError, MemoryStoreError
-from ..memory import MarkdownMemory
-from ..sync.indexer import SyncStats
-from ..types import MemorySearchResult
+from .errors import MemoryInputError, MemoryStoreError
+from .memory import MarkdownMemory
+from .sync.indexer import SyncStats
+from .types import MemorySearchResult
 
 __all__ = ["build_parser", "main"]
 

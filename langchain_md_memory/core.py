@@ -1,0 +1,402 @@
+"""One memory folder wired together: its Markdown files, index, embeddings, sync and search.
+
+:class:`MemoryCore` is what features (dream, flush, transcripts, archive) and
+integrations (tools, nodes, retriever, BaseStore adapter) are written against;
+it wires the lower layers and computes nothing itself. Users construct
+:class:`~langchain_md_memory.MarkdownMemory`, which adds the ways out to those
+features and integrations (``as_retriever``, ``dream``, ...).
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory import MarkdownMemory
+
+        with MarkdownMemory("memory", embeddings="none") as mem:
+            mem.append("- Risk: conservative; no single stock above 5% of the portfolio")
+            hit = mem.search("single stock limit")[0]
+            print(hit.path, hit.start_line, hit.score)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Self
+
+from langchain_core.embeddings import Embeddings
+
+from .config import MemoryConfig
+from .embeddings import EmbeddingClient, resolve_embeddings
+from .errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryInputError, MemoryPathError
+from .files.paths import INDEX_FILE, is_managed_file, is_memory_file
+from .files.session_context import load_session_context
+from .files.state import StateFile
+from .files.store import MarkdownStore
+from .index.handle import IndexHandle
+from .index.schema import index_error
+from .index.sqlite import MemoryIndex
+from .search.pipeline import RankedResults, Recall, rank
+from .search.retrieve import query_vector, retrieve
+from .sync.indexer import Indexer, ProgressFn, SyncStats, index_identity
+from .sync.verify import VerifyReport, verify_index
+from .sync.watcher import MemoryWatcher
+from .types import MemorySearchResult
+
+__all__ = ["MemoryCore"]
+
+logger = logging.getLogger(__name__)
+
+
+class MemoryCore:
+    """Long-term memory in Markdown files with a rebuildable SQLite hybrid index.
+
+    Args:
+        memory_dir: the folder holding ``MEMORY.md``, daily ``YYYY-MM-DD.md``
+            logs, topic files and ``sessions/``; created if missing.
+        embeddings: a LangChain ``Embeddings`` instance, or a spec string:
+            ``"auto"`` (OpenAI when ``OPENAI_API_KEY`` is set, else the bundled
+            offline model when installed, else keyword-only), ``"openai"``,
+            ``"openai:<model>"``, ``"local"``, ``"none"``.
+        config: a :class:`MemoryConfig` or a dict of its fields.
+        watch: start the file watcher at once (see :meth:`start_watching`);
+            ``close()`` stops it.
+        recursive: index subfolders (``sessions/``, topic folders); ``False``
+            keeps to top-level files, as the global memory of a project does.
+
+    The parts (``store``, ``indexer``, ``index``, ``embedder``, ``watcher``)
+    are public for inspection and tests; code built on a memory uses the
+    methods below.
+    """
+
+    def __init__(
+        self,
+        memory_dir: str | os.PathLike[str],
+        embeddings: Embeddings | EmbeddingClient | str | None = "auto",
+        config: MemoryConfig | Mapping[str, Any] | None = None,
+        *,
+        watch: bool = False,
+        recursive: bool = True,
+    ) -> None:
+        if not isinstance(config, MemoryConfig):
+            config = MemoryConfig.model_validate(config or {})
+        self.config = config
+        self.store = MarkdownStore(memory_dir, recursive=recursive)
+        self.store.sweep_temp_files()
+        # An existing client is shared as is (the global memory reuses its project's).
+        self.embedder: EmbeddingClient | None = embeddings if isinstance(embeddings, EmbeddingClient) else (
+            resolve_embeddings(
+                embeddings,
+                batch_size=self.config.embedding_batch_size,
+                timeout_s=self.config.embedding_timeout_s,
+                retries=self.config.embedding_retries,
+            )
+        )
+        handle = IndexHandle(self.store.root / INDEX_FILE)
+        handle.sweep_rebuild_files()
+        self.indexer = Indexer(self.store, handle, self.embedder, self.config)
+        self.state = StateFile(self.store)
+        """Durable bookkeeping beside the Markdown (``.md-memory/state.json``), kept when the index goes."""
+        self.watcher: MemoryWatcher | None = None
+        self._closed = False
+        self._lock = threading.RLock()
+        if watch:
+            try:
+                self.start_watching()
+            except BaseException:
+                self.close()
+                raise
+
+    @property
+    def memory_dir(self) -> Path:
+        """The absolute memory folder."""
+        return self.store.root
+
+    @property
+    def index(self) -> MemoryIndex:
+        """The index in use now."""
+        return self.indexer.index
+
+    @property
+    def index_fallback(self) -> str | None:
+        """Why the index lives in memory instead of beside the Markdown, or ``None``."""
+        return self.indexer.handle.fallback
+
+    # -- search ---------------------------------------------------------------------
+
+    def search(self, query: str, *, max_results: int | None = None) -> list[MemorySearchResult]:
+        """Hybrid search: recall, merge, min-score, decay, MMR, top-k.
+
+        Syncs first when the Markdown changed. Never raises for an embedding
+        outage: the keyword path answers alone.
+        """
+        return self.search_detailed(query, max_results=max_results).hits
+
+    async def asearch(self, query: str, *, max_results: int | None = None) -> list[MemorySearchResult]:
+        """Async twin of :meth:`search`."""
+        return await asyncio.to_thread(self.search, query, max_results=max_results)
+
+    def search_detailed(self, query: str, *, max_results: int | None = None,
+                        config: MemoryConfig | None = None) -> RankedResults:
+        """Like :meth:`search`, also returning the per-stage funnel and degradation note."""
+        cfg = config or self.config
+        k = max_results if max_results is not None else cfg.max_results
+        if k < 1:
+            raise MemoryInputError(f"max_results must be at least 1, got {k}")
+        self._check_open()
+        self._ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
+        vector, degraded = self._query_vector(query)
+        recall = self._recall(query, cfg.candidate_multiplier * k, cfg, vector, degraded)
+        ids = [r.id for r, _ in recall.vector] + [r.id for r, _ in recall.keyword]
+        counts = self._access_counts(ids) if cfg.access_weight > 0 and ids else None
+        ranked = rank(recall, cfg, max_results=k, access_counts=counts)
+        if cfg.access_weight > 0:
+            self._record_access([h.chunk_id for h in ranked.hits])
+        return ranked
+
+    def _query_vector(self, query: str) -> tuple[Any, str | None]:
+        return query_vector(self.embedder, query, self.indexer.embedding_error)
+
+    def _recall(self, query: str, pool: int, cfg: MemoryConfig, vector: Any, degraded: str | None) -> Recall:
+        """Both candidate pools; an index that fails mid-use is recovered and asked again."""
+        used = self.indexer.index
+        try:
+            return retrieve(used, query, pool, cfg, vector, degraded)
+        # Damage met while a lazy cursor is read arrives as a bare sqlite3.Error.
+        except (MemoryIndexError, sqlite3.Error) as exc:
+            error = index_error(exc, f"index {used.path}") if isinstance(exc, sqlite3.Error) else exc
+            with self.indexer.handle.lock:  # a rebuild in progress holds it until the new index is in
+                swapped = self.indexer.index is not used
+            if not swapped:  # swapped: another thread rebuilt it under this search; just ask again
+                if not isinstance(error, IndexBusyError | IndexDamagedError):
+                    raise
+                self.indexer.recover(error, used)
+            return retrieve(self.indexer.index, query, pool, cfg, vector, degraded)
+
+    def _access_counts(self, ids: list[str]) -> dict[str, int]:
+        return self.index.access_counts(ids)
+
+    def _record_access(self, ids: list[str]) -> None:
+        self.index.record_access(ids)
+
+    def _ensure_synced(self) -> None:
+        try:
+            self.indexer.sync_if_needed()
+        except (MemoryIndexError, sqlite3.Error) as exc:
+            logger.warning("sync failed, searching the index as it is: %s", exc)
+
+    # -- files ----------------------------------------------------------------------
+
+    def get(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        """Exact lines of a memory file (1-based, inclusive); the whole file by default."""
+        self._check_flat(path)
+        return self.store.read_lines(path, start_line, end_line)
+
+    def append(self, content: str, file: str = "long_term") -> str:
+        """Append ``content`` to a memory file; returns the file's relative path."""
+        path = self._writable(file)
+        if not content or not content.strip():
+            raise MemoryInputError("content is empty: give the text to remember")
+        self.store.append(path, content)
+        self.mark_changed()
+        return path
+
+    def edit(self, old_text: str, new_text: str, file: str = "long_term") -> bool:
+        """Replace the first exact occurrence of ``old_text``; False when absent."""
+        return self._changed(self.store.edit(self._writable(file), old_text, new_text))
+
+    def delete(self, text: str, file: str = "long_term") -> bool:
+        """Remove the first exact occurrence of ``text``; False when absent."""
+        return self._changed(self.store.delete(self._writable(file), text))
+
+    def write(self, file: str, content: str) -> str:
+        """Replace a memory file's whole content atomically; returns its relative path."""
+        path = self._writable(file)
+        self.store.write(path, content)
+        self.mark_changed()
+        return path
+
+    def update(self, file: str, fn: Callable[[str | None], str | None]) -> bool:
+        """Read-modify-write one memory file under the lock; True when it was written.
+
+        ``fn`` gets the current text (``None`` when the file does not exist) and
+        returns the new text, or ``None`` to leave it. Hidden unindexed files
+        (``.<name>.unindexed.md``) may be updated too.
+        """
+        return self._changed(self.store.update(self._writable(file, hidden=True), fn))
+
+    def remove(self, file: str) -> bool:
+        """Delete a memory file; False when it does not exist."""
+        return self._changed(self.store.remove(self._writable(file, hidden=True)))
+
+    def read_bytes(self, file: str) -> bytes:
+        """A memory file's exact bytes (what a backup or an archive keeps)."""
+        return self.store.read_bytes(file)
+
+    def exists(self, file: str) -> bool:
+        """True when ``file`` is an existing file of this memory (a refused path raises)."""
+        return self.store.exists(file)
+
+    def stat(self, file: str) -> tuple[int, int] | None:
+        """``(mtime_ns, size)`` of a memory file, or ``None`` when it does not exist."""
+        return self.store.stat(file)
+
+    def list_files(self, *, include_unindexed: bool = False) -> list[str]:
+        """Memory files as sorted relative POSIX paths (``include_unindexed``: hidden store files too)."""
+        return self.store.list_files(include_unindexed=include_unindexed)
+
+    def locked(self) -> contextlib.AbstractContextManager[None]:
+        """The cross-process write lock every writer takes, for a read-check-write of your own.
+
+        Re-entrant within a thread: the write methods above may be called inside it.
+        """
+        return self.store.locked()
+
+    def mark_changed(self) -> None:
+        """Note that the Markdown changed; the next search syncs first."""
+        self.indexer.mark_dirty()
+
+    def _changed(self, changed: bool) -> bool:
+        if changed:
+            self.mark_changed()
+        return changed
+
+    def _writable(self, file: str, *, hidden: bool = False) -> str:
+        path = self.store.relpath(file)
+        allowed = is_memory_file(path) if hidden else is_managed_file(path)
+        if not allowed:
+            raise MemoryPathError(
+                f"Only Markdown memory files can be written: {file!r} is not a visible '.md' file. "
+                "Use 'long_term', 'daily' or a relative path such as 'goals.md'."
+            )
+        self._check_flat(path)
+        self.store.resolve(path)
+        return path
+
+    def _check_flat(self, path: str) -> None:
+        # The global memory's subfolders are other projects' memories: never reach them through it.
+        if not self.store.recursive and "/" in self.store.relpath(path):
+            raise MemoryPathError(
+                f"{path!r} is in a subfolder; this memory holds only top-level files such as 'MEMORY.md'"
+            )
+
+    def load_session_context(self, max_tokens: int | None = None) -> str:
+        """MEMORY.md, then today's and yesterday's logs, within a token budget."""
+        budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
+        return load_session_context(self.store, budget)
+
+    # -- index ----------------------------------------------------------------------
+
+    def sync(self, force: bool = False, progress: ProgressFn | None = None) -> SyncStats:
+        """Bring the index up to date now; ``force`` re-chunks every file."""
+        self._check_open()
+        return self.indexer.sync(force=force, progress=progress)
+
+    def rebuild(self, progress: ProgressFn | None = None) -> SyncStats:
+        """Build a fresh index from the Markdown and swap it in atomically."""
+        self._check_open()
+        return self.indexer.rebuild(progress=progress)
+
+    def verify(self, repair: bool = True) -> VerifyReport:
+        """Compare every Markdown file with the index; re-sync what differs when ``repair``.
+
+        See :func:`~langchain_md_memory.sync.verify.verify_index`. Example: ``assert mem.verify().ok``.
+        """
+        with self._lock:
+            return verify_index(self.indexer, repair=repair)
+
+    def status(self) -> dict[str, Any]:
+        """Counts and state: files, chunks, embedded, provider, last sync, fallbacks."""
+        chunks, embedded = self.index.count_chunks()
+        identity = None
+        if self.embedder is not None:
+            try:
+                identity = index_identity(self.embedder)
+            except Exception as exc:
+                identity = f"unavailable ({type(exc).__name__})"
+        return {
+            "memory_dir": str(self.memory_dir),
+            "index": self.index.path,
+            "files": len(self.index.file_states()),
+            "chunks": chunks,
+            "embedded": embedded,
+            "provider": None if self.embedder is None else self.embedder.provider,
+            "embedding_identity": identity,
+            "identity_changed_from": self.indexer.identity_changed_from,
+            "embedding_error": self.indexer.embedding_error,
+            "index_fallback": self.index_fallback,
+            "dirty": self.indexer.dirty,
+            "last_sync": self.indexer.last_sync,
+            "watching": self.watching,
+            "watcher_syncs": None if self.watcher is None else self.watcher.sync_count,
+            "watcher_error": None if self.watcher is None else self.watcher.last_error,
+        }
+
+    # -- watching -------------------------------------------------------------------
+
+    @property
+    def watching(self) -> bool:
+        """True while the file watcher runs."""
+        return self.watcher is not None and self.watcher.running
+
+    def start_watching(self, on_sync: Callable[[SyncStats], None] | None = None, *,
+                       debounce_ms: int | None = None) -> MemoryWatcher:
+        """Sync the index on its own after files change, debounced (default ``watch_debounce_ms``).
+
+        ``on_sync`` receives each sync's stats on the watcher thread.
+        Idempotent: a running watcher is returned as is.
+        """
+        with self._lock:
+            if self._closed:
+                raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to watch it")
+            if self.watcher is None:
+                self.watcher = MemoryWatcher(
+                    self.memory_dir, self.indexer.sync,
+                    debounce_ms=self.config.watch_debounce_ms if debounce_ms is None else debounce_ms,
+                    recursive=self.store.recursive, on_change=self.mark_changed, on_sync=on_sync,
+                )
+            self.watcher.start()
+            return self.watcher
+
+    def stop_watching(self) -> None:
+        """Stop the watcher and join its threads; searches still sync when files changed."""
+        with self._lock:
+            watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.stop()
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`: searches then raise, the Markdown files stay readable."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        # Without this, the index recovery would take the closed connection for damage and reopen it.
+        if self._closed:
+            raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to search it")
+
+    def close(self) -> None:
+        """Stop the watcher, then close the index. Idempotent."""
+        self.stop_watching()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.indexer.handle.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        provider = "none" if self.embedder is None else self.embedder.provider
+        return f"{type(self).__name__}({str(self.memory_dir)!r}, embeddings={provider!r})"
