@@ -11,17 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_md_memory.files.chunker import chunk_markdown
-from langchain_md_memory.integrations.store_sections import (
+from langchain_md_memory.integrations.basestore.changes import (
     Change,
     FileChanges,
-    ParsedFile,
     apply_changes,
-    check_key,
     find_item,
     merged_items,
+    plan_changes,
+)
+from langchain_md_memory.integrations.basestore.sections import (
+    ParsedFile,
+    check_key,
     namespace_preamble,
     parse_sections,
-    plan_changes,
     render_file,
     render_item,
 )

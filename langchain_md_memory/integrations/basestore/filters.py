@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph.store.base import MatchCondition
 
-from ..errors import MemoryInputError
+from ...errors import MemoryInputError
 
 __all__ = ["namespace_matches", "value_matches"]
 

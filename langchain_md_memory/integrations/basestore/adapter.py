@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -57,28 +56,17 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
-    validate_op_namespace,
 )
 
-from ..errors import MemoryInputError
-from ..files.paths import is_managed_file
-from .store_filters import namespace_matches, value_matches
-from .store_sections import (
-    Change,
-    FileChanges,
-    ParsedFile,
-    StoredItem,
-    apply_changes,
-    check_key,
-    find_item,
-    merged_items,
-    namespace_preamble,
-    parse_sections,
-    plan_changes,
-)
+from ...errors import MemoryInputError
+from ...files.paths import is_managed_file
+from .changes import Change, FileChanges, apply_changes, find_item, merged_items, plan_changes
+from .filters import namespace_matches, value_matches
+from .namespaces import check_labels, is_label, namespace_file, validate_op
+from .sections import ParsedFile, StoredItem, check_key, namespace_preamble, parse_sections
 
 if TYPE_CHECKING:
-    from ..core import MemoryCore
+    from ...core import MemoryCore
 
 __all__ = ["NAMESPACE_FILE", "MarkdownBaseStore", "unindexed_file_name"]
 
@@ -96,7 +84,6 @@ def unindexed_file_name(file_name: str = NAMESPACE_FILE) -> str:
 
 # The most hits one query search asks the pipeline for while looking for enough store items.
 _MAX_QUERY_POOL = 1000
-_BAD_LABEL_RE = re.compile(r"[/\\\x00-\x1f\x7f\ud800-\udfff]")
 
 
 class MarkdownBaseStore(BaseStore):
@@ -149,7 +136,7 @@ class MarkdownBaseStore(BaseStore):
         Raises:
             InvalidNamespaceError: for an empty namespace or a bad label.
         """
-        return _file_path(namespace, self._file_name)
+        return namespace_file(namespace, self._file_name)
 
     def unindexed_path(self, namespace: tuple[str, ...]) -> str:
         """The hidden file of the namespace's ``index=False`` items (``users/alice/.store.unindexed.md``).
@@ -157,7 +144,7 @@ class MarkdownBaseStore(BaseStore):
         Raises:
             InvalidNamespaceError: for an empty namespace or a bad label.
         """
-        return _file_path(namespace, self._hidden_name)
+        return namespace_file(namespace, self._hidden_name)
 
     # -- BaseStore ----------------------------------------------------------------------
 
@@ -171,7 +158,7 @@ class MarkdownBaseStore(BaseStore):
         """
         ops = list(ops)
         for op in ops:
-            _validate_op(op)
+            validate_op(op)
         results: list[Result] = [None] * len(ops)
         pending: list[PutOp] = []
         for i, op in enumerate(ops):
@@ -314,7 +301,7 @@ class MarkdownBaseStore(BaseStore):
             *folders, name = rel.split("/")
             namespace = tuple(folders)
             if name in names and namespace and namespace[: len(prefix)] == prefix \
-                    and all(_is_label(label) for label in namespace):
+                    and all(is_label(label) for label in namespace):
                 found.add(namespace)
         return sorted(found)
 
@@ -324,7 +311,7 @@ class MarkdownBaseStore(BaseStore):
             return None
         namespace = tuple(parts[:-1])
         try:
-            _check_labels(namespace)
+            check_labels(namespace)
         except InvalidNamespaceError:
             return None  # a folder a namespace could not have made (e.g. "v1.2") is not ours
         return namespace
@@ -357,58 +344,12 @@ class MarkdownBaseStore(BaseStore):
 # -- helpers ------------------------------------------------------------------------
 
 
-def _validate_op(op: Op) -> None:
-    validate_op_namespace(op)
-    if isinstance(op, GetOp | PutOp):
-        if not op.namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty: items live in a namespace folder")
-        _check_labels(op.namespace)
-    elif isinstance(op, SearchOp):
-        _check_labels(op.namespace_prefix)
-    elif isinstance(op, ListNamespacesOp):
-        for condition in op.match_conditions or ():
-            _check_labels(tuple(label for label in condition.path if label != "*"))
-
-
-def _file_path(namespace: tuple[str, ...], name: str) -> str:
-    if not namespace:
-        raise InvalidNamespaceError("Namespace cannot be empty: items live in a namespace folder")
-    _check_labels(namespace)
-    return "/".join((*namespace, name))
-
-
-def _is_label(name: str) -> bool:
-    try:
-        _check_labels((name,))
-    except InvalidNamespaceError:
-        return False
-    return True
-
-
 def _only_preamble(text: str | None, preamble: str) -> bool:
     """True when ``text`` is a namespace file with no items and the store's own preamble only."""
     if text is None:
         return False
     parsed = parse_sections(text, fallback_time=dt.datetime.now(dt.UTC))
     return not parsed.items and parsed.preamble.strip() == preamble.strip()
-
-
-def _check_labels(namespace: Sequence[str]) -> None:
-    for label in namespace:
-        if not isinstance(label, str) or not label:
-            raise InvalidNamespaceError(
-                f"Namespace labels must be non-empty strings, got {label!r} in {tuple(namespace)}"
-            )
-        if "." in label or _BAD_LABEL_RE.search(label):
-            raise InvalidNamespaceError(
-                f"Namespace label {label!r} in {tuple(namespace)} cannot hold '.', '/', '\\\\', control "
-                "characters or lone surrogates: each label is a folder name"
-            )
-        if label != label.strip() or label.startswith(("~", "#")):
-            raise InvalidNamespaceError(
-                f"Namespace label {label!r} in {tuple(namespace)} cannot have surrounding whitespace "
-                "or start with '~' or '#' (the memory ignores such folders)"
-            )
 
 
 def _check_page(limit: int, offset: int) -> None:
