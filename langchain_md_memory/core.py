@@ -54,24 +54,12 @@ logger = logging.getLogger(__name__)
 
 
 class MemoryCore:
-    """Long-term memory in Markdown files with a rebuildable SQLite hybrid index.
+    """One memory folder: Markdown files, index, embeddings, sync, search and watching.
 
-    Args:
-        memory_dir: the folder holding ``MEMORY.md``, daily ``YYYY-MM-DD.md``
-            logs, topic files and ``sessions/``; created if missing.
-        embeddings: a LangChain ``Embeddings`` instance, or a spec string:
-            ``"auto"`` (OpenAI when ``OPENAI_API_KEY`` is set, else the bundled
-            offline model when installed, else keyword-only), ``"openai"``,
-            ``"openai:<model>"``, ``"local"``, ``"none"``.
-        config: a :class:`MemoryConfig` or a dict of its fields.
-        watch: start the file watcher at once (see :meth:`start_watching`);
-            ``close()`` stops it.
-        recursive: index subfolders (``sessions/``, topic folders); ``False``
-            keeps to top-level files, as the global memory of a project does.
-
-    The parts (``store``, ``indexer``, ``index``, ``embedder``, ``watcher``)
-    are public for inspection and tests; code built on a memory uses the
-    methods below.
+    Construct :class:`~langchain_md_memory.MarkdownMemory` (same arguments);
+    this base is what features and integrations are typed against. The parts
+    (``store``, ``indexer``, ``index``, ``embedder``, ``watcher``) are public for
+    inspection and tests; code built on a memory uses the methods below.
     """
 
     def __init__(

@@ -12,9 +12,9 @@ Example:
         from langchain_md_memory import MarkdownMemory
 
         with MarkdownMemory("memory", embeddings="none") as mem:
-            mem.append("- Risk: conservative; no single stock above 5% of the portfolio")
-            hit = mem.search("single stock limit")[0]
-            print(hit.path, hit.start_line, hit.score)
+            mem.append("- Prefers index funds over single stocks")
+            docs = mem.as_retriever(k=2).invoke("what does the user prefer?")
+            archive = mem.export_archive("backups/")
 """
 
 from __future__ import annotations

@@ -1,26 +1,18 @@
-"""Embedding providers behind one client: batching, timeout, retries, validation, identity.
+"""The embedding client: batching, timeout, retries, validation and identity over any provider.
 
 :class:`EmbeddingClient` wraps any ``langchain_core`` :class:`~langchain_core.embeddings.Embeddings`
 and hands the index float32, L2-normalised numpy vectors it can trust: the right
-count, one dimension, finite, non-zero. :func:`resolve_embeddings` turns a user's
-``embeddings=`` argument (an instance or a spec string) into a client, or ``None``
-for keyword-only search.
-
-Credential boundary: an OpenAI key read from the environment is only ever sent
-to ``api.openai.com``. For any other base URL only an explicitly passed key is
-used; without one the ``Authorization`` header is stripped from every request.
+count, one dimension, finite, non-zero. Build one from a spec with
+:func:`~langchain_md_memory.embeddings.resolve_embeddings`.
 
 Example:
     .. code-block:: python
 
         from langchain_core.embeddings import DeterministicFakeEmbedding
-        from langchain_md_memory.embeddings.client import EmbeddingClient, resolve_embeddings
+        from langchain_md_memory.embeddings import EmbeddingClient
 
-        client = resolve_embeddings(DeterministicFakeEmbedding(size=8))
-        assert client is not None
-        vecs = client.embed_documents(["a", "b"])
-        assert vecs.shape == (2, 8) and str(client.identity()) == "DeterministicFakeEmbedding:default:8"
-        assert resolve_embeddings("none") is None
+        client = EmbeddingClient(DeterministicFakeEmbedding(size=8), provider="fake", model="default")
+        assert client.embed_documents(["a", "b"]).shape == (2, 8)
 """
 
 from __future__ import annotations

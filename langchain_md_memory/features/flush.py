@@ -182,6 +182,13 @@ def _model_error(exc: Exception) -> FlushResult:
     return FlushResult(written=False, error=f"{type(exc).__name__}: {exc}")
 
 
+def _facts(reply: Any) -> str:
+    content = parse_flush_reply(reply)
+    if not content:
+        logger.debug("memory flush: nothing durable to save")
+    return content
+
+
 def run_memory_flush(mem: MemoryCore, model: Runnable[Any, Any],
                      messages: Sequence[BaseMessage]) -> FlushResult:
     """Ask ``model`` for the durable facts in ``messages`` and append them to today's file.
@@ -193,11 +200,8 @@ def run_memory_flush(mem: MemoryCore, model: Runnable[Any, Any],
         reply = model.invoke(flush_prompt_messages(messages), config=_config())
     except Exception as exc:
         return _model_error(exc)
-    content = parse_flush_reply(reply)
-    if not content:
-        logger.debug("memory flush: nothing durable to save")
-        return FlushResult(written=False)
-    return _write(mem, content)
+    content = _facts(reply)
+    return _write(mem, content) if content else FlushResult(written=False)
 
 
 async def arun_memory_flush(mem: MemoryCore, model: Runnable[Any, Any],
@@ -207,11 +211,8 @@ async def arun_memory_flush(mem: MemoryCore, model: Runnable[Any, Any],
         reply = await model.ainvoke(flush_prompt_messages(messages), config=_config())
     except Exception as exc:
         return _model_error(exc)
-    content = parse_flush_reply(reply)
-    if not content:
-        logger.debug("memory flush: nothing durable to save")
-        return FlushResult(written=False)
-    return await asyncio.to_thread(_write, mem, content)
+    content = _facts(reply)
+    return await asyncio.to_thread(_write, mem, content) if content else FlushResult(written=False)
 
 
 _RUN: dict[str, Any] = {}  # sentinel of _plan: "ask the model"
