@@ -38,9 +38,9 @@ from .files.paths import INDEX_FILE, is_managed_file, is_memory_file
 from .files.session_context import load_session_context
 from .files.state import StateFile
 from .files.store import MarkdownStore
+from .index.base import SearchIndex
 from .index.handle import IndexHandle
 from .index.schema import index_error
-from .index.sqlite import MemoryIndex
 from .search.pipeline import RankedResults, Recall, rank
 from .search.retrieve import query_vector, retrieve
 from .sync.indexer import Indexer, ProgressFn, SyncStats, index_identity
@@ -106,7 +106,7 @@ class MemoryCore:
         return self.store.root
 
     @property
-    def index(self) -> MemoryIndex:
+    def index(self) -> SearchIndex:
         """The index in use now."""
         return self.indexer.index
 
@@ -263,7 +263,6 @@ class MemoryCore:
                 "Use 'long_term', 'daily' or a relative path such as 'goals.md'."
             )
         self._check_flat(path)
-        self.store.resolve(path)
         return path
 
     def _check_flat(self, path: str) -> None:

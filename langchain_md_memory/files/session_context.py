@@ -15,15 +15,15 @@ import logging
 
 from ..errors import MemoryStoreError
 from ..text import estimate_tokens
+from .base import DocumentStore
 from .paths import LONG_TERM_FILE, daily_file_name
-from .store import MarkdownStore
 
 __all__ = ["load_session_context"]
 
 logger = logging.getLogger(__name__)
 
 
-def load_session_context(store: MarkdownStore, max_tokens: int, today: dt.date | None = None) -> str:
+def load_session_context(store: DocumentStore, max_tokens: int, today: dt.date | None = None) -> str:
     """MEMORY.md, today's and yesterday's logs as ``## <file>`` sections, within a budget.
 
     A section that would take the whole text over ``max_tokens`` (by

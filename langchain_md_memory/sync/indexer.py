@@ -22,12 +22,12 @@ import numpy as np
 from ..config import MemoryConfig
 from ..embeddings.client import INDEX_TOKENIZER_VERSION
 from ..errors import IndexDamagedError, MemoryIndexError, MemoryStoreError
+from ..files.base import DocumentStore
 from ..files.chunker import CHUNKER_VERSION, chunk_markdown
 from ..files.paths import file_kind
-from ..files.store import MarkdownStore
+from ..index.base import SearchIndex
 from ..index.handle import IndexHandle
 from ..index.rows import ChunkRow, FileState
-from ..index.sqlite import MemoryIndex
 from ..text import index_terms
 from ..types import ChunkRecord
 
@@ -89,14 +89,14 @@ def _sha256(data: str | bytes) -> str:
 
 
 class Indexer:
-    """Incremental sync from a :class:`MarkdownStore` into a :class:`MemoryIndex`.
+    """Incremental sync from a document store into an index (the two seams).
 
     One sync runs at a time; a caller arriving while one runs waits for it and
     then runs its own (cheap when nothing changed).
     """
 
     def __init__(
-        self, store: MarkdownStore, handle: IndexHandle, embedder: Embedder | None, config: MemoryConfig
+        self, store: DocumentStore, handle: IndexHandle, embedder: Embedder | None, config: MemoryConfig
     ) -> None:
         self.store = store
         self.handle = handle
@@ -112,7 +112,7 @@ class Indexer:
         self.embedding_error: str | None = None
 
     @property
-    def index(self) -> MemoryIndex:
+    def index(self) -> SearchIndex:
         """The index in use now (the handle swaps it on rebuild or recovery)."""
         return self.handle.index
 
@@ -360,7 +360,7 @@ class Indexer:
             self._dirty = False
         return stats
 
-    def recover(self, exc: MemoryIndexError, failed: MemoryIndex) -> None:
+    def recover(self, exc: MemoryIndexError, failed: SearchIndex) -> None:
         """Replace an index that failed mid-use: rebuilt from the Markdown, else an in-memory one.
 
         A busy index is another process at work, not damage: its file is never rebuilt over.

@@ -149,3 +149,22 @@ def test_modules_stay_small() -> None:
     lines = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in MODULES.items()}
     too_long = {m: n for m, n in lines.items() if n > 420}
     assert not too_long, f"modules over ~400 lines (split them by concern): {too_long}"
+
+
+def _memory_parts_reached(module: str) -> list[str]:
+    """``mem.store`` / ``mem.index`` / ``mem.indexer`` / ``mem.embedder`` in a module's code."""
+    found = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Attribute) and node.attr in {"store", "index", "indexer", "embedder"}):
+            continue
+        owner = node.value
+        name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+        if name in {"mem", "memory", "_memory", "global_memory"}:
+            found.append(f"{module}:{node.lineno} {name}.{node.attr}")
+    return found
+
+
+def test_features_and_integrations_use_only_the_memorys_public_methods() -> None:
+    rooms = {"features", "integrations"}
+    reached = [hit for m in MODULES if room_of(m) in rooms for hit in _memory_parts_reached(m)]
+    assert not reached, "reach into a memory's parts instead of its methods:\n" + "\n".join(reached)

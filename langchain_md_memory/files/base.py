@@ -1,0 +1,95 @@
+"""The document-store seam: what the rest of the package needs from wherever the Markdown lives.
+
+The default is :class:`~langchain_md_memory.files.store.MarkdownStore` (a folder
+on disk). Another backend (e.g. PostgreSQL rows holding each file's exact
+Markdown) implements the same methods; nothing above this seam knows which
+one it runs on.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.files.base import DocumentStore
+        from langchain_md_memory.files.store import MarkdownStore
+
+        store: DocumentStore = MarkdownStore("memory")
+        store.append("MEMORY.md", "- Prefers index funds")
+        stamp = store.stat("MEMORY.md")  # (mtime_ns, size): changes with every write
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Protocol
+
+__all__ = ["ChangeStamp", "DocumentStore"]
+
+ChangeStamp = tuple[int, int]
+"""What changes whenever a document changes (a folder's ``(mtime_ns, size)``, a row's revision)."""
+
+
+class DocumentStore(Protocol):
+    """Markdown documents by relative POSIX path: read, write atomically, update under a lock, list."""
+
+    recursive: bool
+    """Whether documents in subfolders belong to this memory."""
+
+    def relpath(self, path: str) -> str:
+        """``path`` (or an alias such as ``long_term``) checked and normalised; refused paths raise."""
+        ...
+
+    def exists(self, path: str) -> bool:
+        """True when the document exists."""
+        ...
+
+    def stat(self, path: str) -> ChangeStamp | None:
+        """The document's change stamp, or ``None`` when it does not exist."""
+        ...
+
+    def scan(self, *, include_unindexed: bool = False) -> dict[str, ChangeStamp]:
+        """Every document with its change stamp, in one pass."""
+        ...
+
+    def list_files(self, *, include_unindexed: bool = False) -> list[str]:
+        """Every document's path, sorted."""
+        ...
+
+    def read(self, path: str) -> str:
+        """The document's text (LF line endings, invalid UTF-8 as U+FFFD)."""
+        ...
+
+    def read_bytes(self, path: str) -> bytes:
+        """The document's exact bytes."""
+        ...
+
+    def read_lines(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        """Lines ``start_line..end_line`` (1-based, inclusive) with their newlines."""
+        ...
+
+    def write(self, path: str, content: str) -> None:
+        """Replace the whole document, atomically."""
+        ...
+
+    def append(self, path: str, content: str) -> None:
+        """Append ``content`` as new lines, atomically."""
+        ...
+
+    def edit(self, path: str, old_text: str, new_text: str) -> bool:
+        """Replace the first exact occurrence of ``old_text``; False when absent."""
+        ...
+
+    def delete(self, path: str, text: str) -> bool:
+        """Remove the first exact occurrence of ``text``; False when absent."""
+        ...
+
+    def update(self, path: str, fn: Callable[[str | None], str | None]) -> bool:
+        """Read-modify-write under the lock (nobody writes between the read and the write)."""
+        ...
+
+    def remove(self, path: str) -> bool:
+        """Delete the document; False when it does not exist."""
+        ...
+
+    def locked(self) -> contextlib.AbstractContextManager[None]:
+        """The lock every writer takes, re-entrant within a thread."""
+        ...

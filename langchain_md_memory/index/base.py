@@ -1,0 +1,136 @@
+"""The index seam: what sync and search need from wherever the derived index lives.
+
+The default is :class:`~langchain_md_memory.index.sqlite.MemoryIndex` (a SQLite
+file beside the Markdown). Another backend (e.g. PostgreSQL with pgvector)
+implements the same methods; the five search stages stay in Python above it,
+and the index only supplies the two candidate pools.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.index.base import SearchIndex
+        from langchain_md_memory.index.sqlite import MemoryIndex
+
+        index: SearchIndex = MemoryIndex.open(":memory:")
+        assert index.keyword_search("anything", 5) == []
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..types import ChunkRecord, FileKind
+from .rows import ChunkRow, FileState
+
+__all__ = ["SearchIndex", "VectorCache"]
+
+
+class VectorCache(Protocol):
+    """Vectors by content hash and embedding identity."""
+
+    def lookup(self, hashes: Sequence[str], fingerprint: str) -> dict[str, np.ndarray]:
+        """Cached vectors for these content hashes under one embedding identity."""
+        ...
+
+    def store(self, items: Sequence[tuple[str, np.ndarray]], fingerprint: str) -> None:
+        """Remember vectors."""
+        ...
+
+
+class SearchIndex(Protocol):
+    """A file's chunks, keyword recall, vector recall, an embedding cache and a little metadata."""
+
+    path: str
+    cache: Any  # a VectorCache (an attribute, so implementations may narrow its type)
+
+    def get_meta(self, key: str) -> str | None:
+        """A metadata value, or ``None``."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a metadata value."""
+        ...
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every file the index knows."""
+        ...
+
+    def file_state(self, path: str) -> FileState | None:
+        """What the index knows of one file."""
+        ...
+
+    def touch_file(self, state: FileState) -> None:
+        """Record a new change stamp for a file whose content did not change."""
+        ...
+
+    def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow]) -> tuple[int, int]:
+        """Replace every chunk of one file at once; returns (removed, added)."""
+        ...
+
+    def remove_file(self, path: str) -> int:
+        """Forget a file and its chunks; returns the chunks removed."""
+        ...
+
+    def count_chunks(self) -> tuple[int, int]:
+        """(chunks, chunks with a vector)."""
+        ...
+
+    def chunks_missing_vectors(self, limit: int, *, after_rowid: int = 0) -> list[tuple[int, str, str, str]]:
+        """Up to ``limit`` chunks without a vector: (row id, embed hash, heading, text)."""
+        ...
+
+    def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray]]) -> None:
+        """Attach vectors to chunks by row id."""
+        ...
+
+    def clear_vectors(self) -> None:
+        """Drop every vector (the embedding identity changed)."""
+        ...
+
+    def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
+        """Keyword candidates, best first."""
+        ...
+
+    def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
+        """Vector candidates, best first."""
+        ...
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored unit vectors by chunk id."""
+        ...
+
+    def record_access(self, ids: Sequence[str]) -> None:
+        """Count that these chunks were returned."""
+        ...
+
+    def access_counts(self, ids: Sequence[str]) -> dict[str, int]:
+        """How often each chunk was returned."""
+        ...
+
+    def integrity_problems(self) -> list[str]:
+        """What a structural check of the index found; empty when sound."""
+        ...
+
+    def chunk_spans(self) -> dict[str, list[tuple[int, int, str]]]:
+        """``(start_line, end_line, hash)`` of every stored chunk, by file."""
+        ...
+
+    def paths_without_keywords(self) -> list[str]:
+        """Files with a chunk that keyword recall cannot find."""
+        ...
+
+    def keyword_orphans(self) -> int:
+        """Keyword entries whose chunk is gone."""
+        ...
+
+    def writing(self) -> contextlib.AbstractContextManager[Any]:
+        """One write transaction spanning several reads and writes."""
+        ...
+
+    def close(self) -> None:
+        """Release the index."""
+        ...
