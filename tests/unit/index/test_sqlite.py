@@ -1,0 +1,157 @@
+import sqlite3
+
+import numpy as np
+import pytest
+
+from langchain_md_memory.index.sqlite import SCHEMA_VERSION, ChunkRow, FileState, MemoryIndex
+from langchain_md_memory.text import index_terms
+from langchain_md_memory.types import ChunkRecord
+
+
+def _row(path, n, text, vector=None):
+    rec = ChunkRecord(f"{path}:{n}-{n}", path, n, n, "", text, f"h{n}", "evergreen", 0.0)
+    return ChunkRow(rec, f"e-{path}-{n}", index_terms(text), vector)
+
+
+def _fill(idx, path, texts, vectors=None):
+    rows = [_row(path, i + 1, t, None if vectors is None else vectors[i]) for i, t in enumerate(texts)]
+    idx.replace_file(FileState(path, 1, 1, "x"), "evergreen", rows)
+
+
+@pytest.fixture
+def idx(tmp_path):
+    index = MemoryIndex.open(tmp_path / "index.sqlite")
+    yield index
+    index.close()
+
+
+def test_bm25_ranks_the_more_relevant_chunk_first_with_scores_in_unit_interval(idx):
+    _fill(
+        idx,
+        "a.md",
+        [
+            "bond ladder",
+            "bond bond bond ladder ladder",
+            "equity only",
+            "cash reserve",
+        ],
+    )
+    hits = idx.keyword_search("bond ladder", 10)
+    assert [r.text for r, _ in hits][:2] == ["bond bond bond ladder ladder", "bond ladder"]
+    scores = [s for _, s in hits]
+    assert scores[0] == 1.0
+    assert all(0 < s <= 1 for s in scores)
+    assert scores[0] > scores[1]
+
+
+def test_keyword_search_finds_chinese_word_inside_a_sentence(idx):
+    _fill(idx, "MEMORY.md", ["单只个股不超过总仓位 5%", "退休目标年龄 60"])
+    hits = idx.keyword_search("仓位", 5)
+    assert [r.text for r, _ in hits] == ["单只个股不超过总仓位 5%"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "AND",
+        "OR NOT",
+        "NEAR(",
+        "a*",
+        "col:value",
+        "(((",
+        "^",
+        "",
+        "   ",
+        "'; DROP TABLE chunks; --",
+    ],
+)
+def test_hostile_fts_queries_never_raise(idx, query):
+    _fill(idx, "a.md", ["and or not near value col"])
+    assert isinstance(idx.keyword_search(query, 5), list)
+    assert idx.count_chunks()[0] == 1
+
+
+def test_replacing_a_file_removes_its_old_text_from_keyword_search(idx):
+    _fill(idx, "a.md", ["old wording here"])
+    _fill(idx, "a.md", ["new wording here"])
+    assert idx.keyword_search("old", 5) == []
+    assert len(idx.keyword_search("new", 5)) == 1
+
+
+def test_same_text_in_two_files_is_two_hits(idx):
+    _fill(idx, "a.md", ["same sentence"])
+    _fill(idx, "b.md", ["same sentence"])
+    assert sorted(r.path for r, _ in idx.keyword_search("same", 5)) == ["a.md", "b.md"]
+
+
+def test_vector_search_orders_by_cosine_and_clips_to_unit_interval(idx):
+    vecs = [
+        np.array([1, 0, 0], np.float32),
+        np.array([0.6, 0.8, 0], np.float32),
+        np.array([-1, 0, 0], np.float32),
+    ]
+    _fill(idx, "a.md", ["x", "y", "z"], vecs)
+    hits = idx.vector_search(np.array([2, 0, 0], np.float32), 3)
+    assert [r.text for r, _ in hits] == ["x", "y", "z"]
+    assert [round(s, 6) for _, s in hits] == [1.0, 0.6, 0.0]
+
+
+def test_vector_matrix_follows_removals_without_a_reload(idx):
+    _fill(idx, "a.md", ["x"], [np.array([1, 0], np.float32)])
+    _fill(idx, "b.md", ["y"], [np.array([0, 1], np.float32)])
+    assert len(idx.vector_search(np.array([1, 1], np.float32), 5)) == 2
+    idx.remove_file("a.md")
+    assert [r.path for r, _ in idx.vector_search(np.array([1, 1], np.float32), 5)] == ["b.md"]
+
+
+def test_vector_matrix_sees_writes_from_another_connection(tmp_path):
+    a = MemoryIndex.open(tmp_path / "i.sqlite")
+    b = MemoryIndex.open(tmp_path / "i.sqlite")
+    _fill(a, "a.md", ["x"], [np.array([1, 0], np.float32)])
+    assert len(b.vector_search(np.array([1, 0], np.float32), 5)) == 1
+    _fill(a, "b.md", ["y"], [np.array([0, 1], np.float32)])
+    assert len(b.vector_search(np.array([1, 0], np.float32), 5)) == 2
+    a.close()
+    b.close()
+
+
+def test_garbage_file_is_replaced_by_a_fresh_index(tmp_path):
+    path = tmp_path / "index.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    idx = MemoryIndex.open(path)
+    assert idx.count_chunks() == (0, 0)
+    assert idx.get_meta("schema_version") == SCHEMA_VERSION
+    idx.close()
+
+
+def test_foreign_database_is_replaced(tmp_path):
+    path = tmp_path / "index.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE chunks (x)")
+    conn.commit()
+    conn.close()
+    idx = MemoryIndex.open(path)
+    _fill(idx, "a.md", ["works"])
+    assert len(idx.keyword_search("works", 1)) == 1
+    idx.close()
+
+
+def test_other_schema_version_triggers_a_rebuild(tmp_path):
+    path = tmp_path / "index.sqlite"
+    idx = MemoryIndex.open(path)
+    _fill(idx, "a.md", ["kept?"])
+    idx.set_meta("schema_version", "0")
+    idx.close()
+    again = MemoryIndex.open(path)
+    assert again.count_chunks() == (0, 0)
+    assert again.get_meta("schema_version") == SCHEMA_VERSION
+    again.close()
+
+
+def test_embedding_cache_is_keyed_by_hash_and_fingerprint(idx):
+    v = np.array([0.5, 0.5], np.float32)
+    idx.cache_vectors([("h1", v)], "p:m:2")
+    assert set(idx.cached_vectors(["h1", "h2"], "p:m:2")) == {"h1"}
+    assert idx.cached_vectors(["h1"], "other:m:2") == {}
+    np.testing.assert_array_equal(idx.cached_vectors(["h1"], "p:m:2")["h1"], v)

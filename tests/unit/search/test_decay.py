@@ -1,0 +1,113 @@
+"""Stage 3: temporal decay by file kind."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from langchain_md_memory.files.paths import file_kind
+from langchain_md_memory.search.decay import apply_temporal_decay, decay_multiplier, hit_age_days
+from langchain_md_memory.types import MemorySearchResult
+
+NOW = dt.datetime(2026, 3, 31, 12, 0, 0)
+
+
+def hit(path: str, score: float = 0.8, *, updated_at: float = 0.0) -> MemorySearchResult:
+    return MemorySearchResult(
+        path=path,
+        start_line=1,
+        end_line=3,
+        text="same text",
+        score=score,
+        vector_score=score,
+        keyword_score=None,
+        source="vector",
+        file_kind=file_kind(path),
+        merged_score=score,
+        chunk_id=path,
+        updated_at=updated_at,
+    )
+
+
+def test_multiplier_is_one_at_age_zero_half_at_half_life_quarter_at_twice() -> None:
+    assert decay_multiplier(0, 30) == 1.0
+    assert decay_multiplier(30, 30) == pytest.approx(0.5)
+    assert decay_multiplier(60, 30) == pytest.approx(0.25)
+    assert decay_multiplier(7, 7) == pytest.approx(0.5)
+
+
+def test_future_ages_clamp_to_one() -> None:
+    assert decay_multiplier(-10, 30) == 1.0
+
+
+def test_multiplier_refuses_non_positive_half_life() -> None:
+    with pytest.raises(ValueError, match="half_life_days"):
+        decay_multiplier(1, 0)
+
+
+def test_daily_age_counts_whole_calendar_days_from_the_file_date() -> None:
+    assert hit_age_days(hit("2026-03-31.md"), NOW) == 0.0
+    assert hit_age_days(hit("2026-03-01.md"), NOW) == 30.0
+    assert hit_age_days(hit("2026-03-30.md"), NOW.replace(hour=23, minute=59)) == 1.0
+
+
+def test_daily_age_uses_the_date_of_an_aware_now_in_its_own_time_zone() -> None:
+    tz = dt.timezone(dt.timedelta(hours=8))
+    assert hit_age_days(hit("2026-03-30.md"), dt.datetime(2026, 3, 31, 6, 0, tzinfo=tz)) == 1.0
+
+
+def test_thirty_day_old_daily_hit_decays_to_half_and_ranks_under_today() -> None:
+    now = dt.datetime(2026, 3, 31, 0, 0, 0)
+    old, new = hit("2026-03-01.md", 0.8), hit("2026-03-31.md", 0.8)
+    out = apply_temporal_decay([old, new], half_life_days=30, now=now)
+    assert [h.path for h in out] == ["2026-03-31.md", "2026-03-01.md"]
+    assert out[0].decay == 1.0 and out[0].score == 0.8
+    assert out[1].decay == pytest.approx(0.5)
+    assert out[1].score == pytest.approx(0.4)
+
+
+def test_evergreen_files_never_decay() -> None:
+    out = apply_temporal_decay(
+        [hit("MEMORY.md"), hit("goals.md"), hit("topics/risk.md")], half_life_days=1, now=NOW
+    )
+    assert [(h.decay, h.score) for h in out] == [(1.0, 0.8)] * 3
+    assert hit_age_days(hit("goals.md"), NOW) is None
+
+
+def test_session_hits_decay_by_updated_at() -> None:
+    ten_days_ago = (NOW - dt.timedelta(days=10)).timestamp()
+    s = hit("sessions/2026-03-21-abc.md", 1.0, updated_at=ten_days_ago)
+    assert hit_age_days(s, NOW) == pytest.approx(10.0)
+    (out,) = apply_temporal_decay([s], half_life_days=10, now=NOW)
+    assert out.decay == pytest.approx(0.5)
+    assert out.score == pytest.approx(0.5)
+
+
+def test_session_named_like_a_date_still_ages_from_updated_at() -> None:
+    s = hit("sessions/2020-01-01.md", updated_at=(NOW - dt.timedelta(days=2)).timestamp())
+    assert hit_age_days(s, NOW) == pytest.approx(2.0)
+
+
+def test_session_hit_without_index_time_does_not_decay() -> None:
+    assert hit_age_days(hit("sessions/s.md", updated_at=0.0), NOW) is None
+
+
+def test_disabled_decay_keeps_scores_and_decay_one() -> None:
+    hits = [hit("2020-01-01.md", 0.3), hit("sessions/x.md", 0.6, updated_at=1.0e9)]
+    out = apply_temporal_decay(hits, half_life_days=30, now=NOW, enabled=False)
+    assert [(h.path, h.score, h.decay) for h in out] == [
+        ("sessions/x.md", 0.6, 1.0),
+        ("2020-01-01.md", 0.3, 1.0),
+    ]
+
+
+def test_future_dated_daily_file_clamps_to_one() -> None:
+    (out,) = apply_temporal_decay([hit("2026-05-01.md")], half_life_days=30, now=NOW)
+    assert out.decay == 1.0 and out.score == 0.8
+
+
+def test_decay_resorts_with_deterministic_ties() -> None:
+    hits = [hit("b.md", 0.5), hit("a.md", 0.5), hit("2026-03-31.md", 0.9)]
+    out = apply_temporal_decay(hits, half_life_days=30, now=dt.datetime(2026, 3, 31))
+    assert [h.path for h in out] == ["2026-03-31.md", "a.md", "b.md"]
