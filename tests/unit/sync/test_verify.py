@@ -1,0 +1,76 @@
+"""``mem.verify()`` through the facade: a consistent index passes; drift behind its back is repaired."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from langchain_md_memory import MarkdownMemory
+
+GOALS = "# Goals\n\nRetire at 60.\n"
+
+
+@pytest.fixture
+def mem(memory_dir: Path) -> Iterator[MarkdownMemory]:
+    (memory_dir / "MEMORY.md").write_text("# Profile\n\nRisk: conservative.\n", encoding="utf-8")
+    (memory_dir / "goals.md").write_text(GOALS, encoding="utf-8")
+    memory = MarkdownMemory(memory_dir, embeddings="none")
+    memory.sync()
+    yield memory
+    memory.close()
+
+
+def edit_keeping_size_and_mtime(path: Path, old: str, new: str) -> None:
+    """Rewrite ``path`` with ``old`` replaced by ``new`` (same length) and put its mtime back."""
+    assert len(old) == len(new)
+    st = path.stat()
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+def test_a_freshly_synced_memory_verifies_clean(mem: MarkdownMemory) -> None:
+    report = mem.verify()
+    assert report.ok and report.problems == ()
+    assert (report.files, report.indexed) == (2, 2)
+    assert report.chunks == mem.status()["chunks"]
+    assert report.repaired == () and not report.rebuilt
+
+
+def test_an_edit_with_the_same_size_and_mtime_is_found_and_repaired(mem: MarkdownMemory) -> None:
+    edit_keeping_size_and_mtime(mem.memory_dir / "goals.md", "60", "55")
+    assert mem.sync().files_changed == 0  # size and mtime match: an ordinary sync cannot see it
+    assert "55" not in mem.search("retire")[0].text
+
+    found = mem.verify(repair=False)
+    assert found.hash_mismatch == ("goals.md",) and not found.ok
+    assert "55" not in mem.search("retire")[0].text  # repair=False changes nothing
+
+    report = mem.verify()
+    assert report.hash_mismatch == ("goals.md",) and report.repaired == ("goals.md",)
+    assert report.ok and report.remaining == ()
+    assert "Retire at 55." in mem.search("retire")[0].text
+    assert mem.verify(repair=False).consistent
+
+
+def test_files_added_and_deleted_behind_the_index_are_named_and_repaired(mem: MarkdownMemory) -> None:
+    (mem.memory_dir / "trips.md").write_text("# Trips\n\nKayak to Lofoten.\n", encoding="utf-8")
+    (mem.memory_dir / "goals.md").unlink()
+    found = mem.verify(repair=False)
+    assert (found.missing, found.orphaned) == (("trips.md",), ("goals.md",))
+    report = mem.verify()
+    assert report.repaired == ("goals.md", "trips.md") and report.ok
+    assert mem.status()["files"] == 2
+    assert mem.search("Lofoten")[0].path == "trips.md"
+    assert not mem.search("retire")
+
+
+def test_verify_without_repair_leaves_the_index_as_it_was(mem: MarkdownMemory) -> None:
+    (mem.memory_dir / "trips.md").write_text("# Trips\n\nKayak to Lofoten.\n", encoding="utf-8")
+    before = mem.status()["chunks"]
+    assert mem.verify(repair=False).missing == ("trips.md",)
+    assert mem.status()["chunks"] == before
+    assert mem.verify(repair=False).missing == ("trips.md",)
