@@ -9,6 +9,7 @@ the test's folder (the notebooks keep their memory in a temp folder) and
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,32 @@ def execute(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **env: s
     km.ip = str(tmp_path / "kernel")
     client = NotebookClient(nb, km=km, timeout=90, allow_errors=False,
                             resources={"metadata": {"path": str(tmp_path)}})
-    client.execute()
+    try:
+        client.execute()
+    finally:
+        # NotebookClient leaves a kernel manager it was handed running: stop the kernel here.
+        if client.kc is not None:
+            client.kc.stop_channels()
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
+    assert not km.is_alive()
+    assert kernel_processes() == [], "a notebook kernel outlived its test"
     return nb
+
+
+def kernel_processes() -> list[int]:
+    """Pids of this process's live children that run an IPython kernel (Linux /proc; [] elsewhere)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue  # the process ended while we looked
+        # fields[0] is the state (Z: a zombie, already dead), fields[1] the parent pid.
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"ipykernel" in cmdline:
+            pids.append(int(stat.parent.name))
+    return pids
 
 
 def text_of(nb: Any) -> str:
