@@ -81,6 +81,7 @@ def _spawn(script: Path, *args: str) -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
 
 
+@pytest.mark.slow
 def test_two_concurrent_dreams_one_runs_the_other_is_busy(memory_dir: Path, tmp_path: Path) -> None:
     _seed(memory_dir)
     script = tmp_path / "dreamer.py"
@@ -106,6 +107,7 @@ def test_two_concurrent_dreams_one_runs_the_other_is_busy(memory_dir: Path, tmp_
     assert sorted(p.name for p in (memory_dir / "sessions").iterdir()) == ["2026-07-02-b.md"]
 
 
+@pytest.mark.slow
 def test_dream_killed_mid_run_changes_nothing_and_its_lock_is_taken_over(memory_dir: Path,
                                                                          tmp_path: Path) -> None:
     _seed(memory_dir)
@@ -128,6 +130,7 @@ def test_dream_killed_mid_run_changes_nothing_and_its_lock_is_taken_over(memory_
         assert mem.get("MEMORY.md") == GOOD
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["flock", "pidfile"])
 def test_lock_of_a_sigkilled_holder_is_taken_over(tmp_path: Path, mode: str) -> None:
     script = tmp_path / "holder.py"

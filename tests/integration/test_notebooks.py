@@ -110,6 +110,7 @@ def test_committed_notebook_is_valid_and_has_no_outputs(name: str) -> None:
         assert cell.execution_count is None, f"{name}: cell {cell.id} has an execution count"
 
 
+@pytest.mark.slow
 def test_quickstart_shows_the_score_breakdown_and_survives_deleting_the_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -131,6 +132,7 @@ def test_quickstart_shows_the_score_breakdown_and_survives_deleting_the_index(
     assert repo_snapshot() == before
 
 
+@pytest.mark.slow
 def test_five_stages_renders_the_funnel_decay_and_mmr_plots_to_png(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -149,6 +151,7 @@ def test_five_stages_renders_the_funnel_decay_and_mmr_plots_to_png(
     assert "MMR off" in text and "of 4 near-duplicates" in text
 
 
+@pytest.mark.slow
 def test_langgraph_agent_changes_the_markdown_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nb = execute("03_langgraph_agent", tmp_path, monkeypatch)
     text = text_of(nb)
@@ -169,6 +172,7 @@ def test_langgraph_agent_changes_the_markdown_files(tmp_path: Path, monkeypatch:
     assert "call memory_search to recall" in text and "## MEMORY.md" in text
 
 
+@pytest.mark.slow
 def test_rag_chain_answers_with_citations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nb = execute("04_rag_chain", tmp_path, monkeypatch)
     text = text_of(nb)
@@ -181,6 +185,7 @@ def test_rag_chain_answers_with_citations(tmp_path: Path, monkeypatch: pytest.Mo
     assert "sources: ['" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["01_quickstart", "02_five_stages"])
 def test_notebook_runs_on_the_fallback_fake_embedding(name: str, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:

@@ -35,7 +35,10 @@ KILLS = 60
 VERIFY_EVERY = 4
 SEED = 20260714
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the writer fork server needs os.fork")
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="the writer fork server needs os.fork"),
+    pytest.mark.slow,
+]
 
 
 class _Server:
