@@ -24,6 +24,7 @@ from langchain_md_memory.project import (
 from langchain_md_memory.search.pipeline import Recall
 from langchain_md_memory.text import estimate_tokens
 from langchain_md_memory.types import ChunkRecord, MemorySearchResult
+from tests.support.hits import make_hit, make_record
 
 SAFE_FOLDER = re.compile(r"^[a-z0-9][a-z0-9._-]*-[0-9a-f]{8}$")
 
@@ -150,7 +151,7 @@ def test_project_memory_dir_is_home_slash_project_id(tmp_path):
 
 
 def record(rid: str, path: str = "MEMORY.md") -> ChunkRecord:
-    return ChunkRecord(rid, path, 1, 2, "", "text", "h", "evergreen", 0.0)
+    return make_record(rid, path, end_line=2, text="text", hash="h")
 
 
 def test_global_paths_split_off_only_the_prefix():
@@ -174,7 +175,8 @@ def test_combined_recall_prefixes_global_ids_and_paths_and_keeps_project_ones():
 
 
 def hit(path: str) -> MemorySearchResult:
-    return MemorySearchResult(path, 1, 2, "t", 0.5, None, 0.5, "keyword", "evergreen", chunk_id=f"{path}:1-2")
+    return make_hit(f"{path}:1-2", 0.5, path=path, end_line=2, text="t", vector_score=None, keyword_score=0.5,
+                    source="keyword")
 
 
 def test_mark_scopes_labels_by_prefix():
