@@ -19,6 +19,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.features.dream import DREAM_LOCK_FILE, create_dream_node
 from langchain_md_memory.files.locks import LockFile
+from tests.support.memories import write_dated
 
 GOOD = "# Profile\n\n- Prefers ETFs\n- Retire at 55\n"
 
@@ -70,10 +71,8 @@ def _wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 30.0) ->
 def _seed(memory_dir: Path) -> None:
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         mem.write("MEMORY.md", "# Profile\n\n- Retire at 55\n")
-        mem.write("sessions/2026-07-01-a.md", "User prefers ETFs.\n")
+        write_dated(mem, "sessions/2026-07-01-a.md", "User prefers ETFs.\n", time.time() - 3 * 86400)
         mem.write("sessions/2026-07-02-b.md", "User asked about fees.\n")
-        old = time.time() - 3 * 86400
-        os.utime(memory_dir / "sessions/2026-07-01-a.md", (old, old))
 
 
 def _spawn(script: Path, *args: str) -> subprocess.Popen[str]:

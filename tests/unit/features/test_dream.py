@@ -21,6 +21,7 @@ from langchain_md_memory.features.dream import (
     validate_reply,
 )
 from langchain_md_memory.files.locks import LockFile
+from tests.support.memories import write_dated
 from tests.support.models import FailingModel, RecordingModel
 
 NOW = dt.datetime(2026, 7, 14, 12, 0, tzinfo=dt.UTC)
@@ -30,11 +31,7 @@ GOOD = ("# Profile\n\n- Name: Ana\n\n## Goals\n\n- Retire at 55\n- Save for a ho
 
 
 def _log(mem: MarkdownMemory, name: str, text: str, hours_ago: float) -> str:
-    rel = f"sessions/{name}.md"
-    mem.write(rel, text)
-    stamp = NOW.timestamp() - hours_ago * 3600
-    os.utime(mem.memory_dir / rel, (stamp, stamp))
-    return rel
+    return write_dated(mem, f"sessions/{name}.md", text, NOW.timestamp() - hours_ago * 3600)
 
 
 def _setup(mem: MarkdownMemory) -> list[str]:

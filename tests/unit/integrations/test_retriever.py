@@ -8,6 +8,7 @@ import pytest
 from langchain_core.documents import Document
 
 from langchain_md_memory import MarkdownMemory
+from tests.support.memories import write_files
 
 NOTES = ("# Money rules\n\nBond ladder: five rungs of treasuries.\n\n"
          "Bond fund: only short duration.\n\nCash buffer: six months of expenses.\n")
@@ -16,8 +17,7 @@ GOALS = "# Goals\n\nRetire at sixty with a pension; keep a bond tent near retire
 
 @pytest.fixture
 def mem(memory_dir: Path) -> MarkdownMemory:
-    (memory_dir / "MEMORY.md").write_text(NOTES, encoding="utf-8")
-    (memory_dir / "goals.md").write_text(GOALS, encoding="utf-8")
+    write_files(memory_dir, {"MEMORY.md": NOTES, "goals.md": GOALS})
     memory = MarkdownMemory(memory_dir, embeddings="none",
                             config={"chunk_tokens": 16, "chunk_overlap_tokens": 0})
     yield memory

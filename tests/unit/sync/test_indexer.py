@@ -10,6 +10,7 @@ import pytest
 from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.sync.indexer import SyncStats
 from tests.support.embeddings import AxisEmbeddings
+from tests.support.memories import write_files
 
 PROFILE = "# Profile\n\nRisk: conservative.\n\n## Limits\n\nNo single stock above 5%.\n"
 GOALS = "# Goals\n\nRetire at 60 with a pension.\n"
@@ -18,9 +19,7 @@ NOTES = "# Notes\n\nBond ladder of treasuries.\n"
 
 @pytest.fixture
 def folder(memory_dir: Path) -> Path:
-    (memory_dir / "MEMORY.md").write_text(PROFILE, encoding="utf-8")
-    (memory_dir / "goals.md").write_text(GOALS, encoding="utf-8")
-    (memory_dir / "notes.md").write_text(NOTES, encoding="utf-8")
+    write_files(memory_dir, {"MEMORY.md": PROFILE, "goals.md": GOALS, "notes.md": NOTES})
     return memory_dir
 
 
@@ -57,8 +56,7 @@ def test_a_second_sync_of_an_unchanged_folder_changes_nothing(mem: MarkdownMemor
 
 def test_an_edited_file_is_rechunked_alone(mem: MarkdownMemory) -> None:
     before = chunk_count(mem)
-    (mem.memory_dir / "goals.md").write_text("# Goals\n\nRetire at 55 instead.\n\n## House\n\nBuy by 2030.\n",
-                                             encoding="utf-8")
+    write_files(mem.memory_dir, {"goals.md": "# Goals\n\nRetire at 55 instead.\n\n## House\n\nBy 2030.\n"})
     stats = mem.sync()
     assert (stats.files, stats.files_changed, stats.files_removed) == (3, 1, 0)
     assert stats.chunks_removed == 1  # goals.md had one chunk; the other files were not touched
@@ -80,7 +78,7 @@ def test_a_deleted_files_chunks_disappear(mem: MarkdownMemory) -> None:
 
 
 def test_a_new_file_is_added_without_touching_the_others(mem: MarkdownMemory) -> None:
-    (mem.memory_dir / "trips.md").write_text("# Trips\n\nKayak trip to Lofoten.\n", encoding="utf-8")
+    write_files(mem.memory_dir, {"trips.md": "# Trips\n\nKayak trip to Lofoten.\n"})
     stats = mem.sync()
     assert (stats.files, stats.files_changed, stats.chunks_added, stats.chunks_removed) == (4, 1, 1, 0)
     assert mem.search("Lofoten")[0].path == "trips.md"
@@ -106,7 +104,7 @@ def test_only_changed_chunks_are_sent_to_the_embedding_model(folder: Path) -> No
         assert mem.sync().embedded == 0
         assert emb.texts_embedded == first.embedded
 
-        (folder / "notes.md").write_text("# Notes\n\nBond ladder, five rungs.\n", encoding="utf-8")
+        write_files(folder, {"notes.md": "# Notes\n\nBond ladder, five rungs.\n"})
         edited = mem.sync()
         assert edited.files_changed == 1 and edited.embedded == edited.chunks_added == 1
         assert emb.texts_embedded == first.embedded + 1

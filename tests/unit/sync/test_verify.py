@@ -2,34 +2,25 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from langchain_md_memory import MarkdownMemory
+from tests.support.memories import edit_keeping_size_and_mtime, write_files
 
 GOALS = "# Goals\n\nRetire at 60.\n"
+TRIPS = "# Trips\n\nKayak to Lofoten.\n"
 
 
 @pytest.fixture
 def mem(memory_dir: Path) -> Iterator[MarkdownMemory]:
-    (memory_dir / "MEMORY.md").write_text("# Profile\n\nRisk: conservative.\n", encoding="utf-8")
-    (memory_dir / "goals.md").write_text(GOALS, encoding="utf-8")
+    write_files(memory_dir, {"MEMORY.md": "# Profile\n\nRisk: conservative.\n", "goals.md": GOALS})
     memory = MarkdownMemory(memory_dir, embeddings="none")
     memory.sync()
     yield memory
     memory.close()
-
-
-def edit_keeping_size_and_mtime(path: Path, old: str, new: str) -> None:
-    """Rewrite ``path`` with ``old`` replaced by ``new`` (same length) and put its mtime back."""
-    assert len(old) == len(new)
-    st = path.stat()
-    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
 
 
 def test_a_freshly_synced_memory_verifies_clean(mem: MarkdownMemory) -> None:
@@ -57,7 +48,7 @@ def test_an_edit_with_the_same_size_and_mtime_is_found_and_repaired(mem: Markdow
 
 
 def test_files_added_and_deleted_behind_the_index_are_named_and_repaired(mem: MarkdownMemory) -> None:
-    (mem.memory_dir / "trips.md").write_text("# Trips\n\nKayak to Lofoten.\n", encoding="utf-8")
+    write_files(mem.memory_dir, {"trips.md": TRIPS})
     (mem.memory_dir / "goals.md").unlink()
     found = mem.verify(repair=False)
     assert (found.missing, found.orphaned) == (("trips.md",), ("goals.md",))
@@ -69,7 +60,7 @@ def test_files_added_and_deleted_behind_the_index_are_named_and_repaired(mem: Ma
 
 
 def test_verify_without_repair_leaves_the_index_as_it_was(mem: MarkdownMemory) -> None:
-    (mem.memory_dir / "trips.md").write_text("# Trips\n\nKayak to Lofoten.\n", encoding="utf-8")
+    write_files(mem.memory_dir, {"trips.md": TRIPS})
     before = mem.status()["chunks"]
     assert mem.verify(repair=False).missing == ("trips.md",)
     assert mem.status()["chunks"] == before
