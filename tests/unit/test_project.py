@@ -1,7 +1,6 @@
 """Project identity from git remotes and paths, the memory home, and global/project scoping."""
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,16 +24,9 @@ from langchain_md_memory.search.pipeline import Recall
 from langchain_md_memory.text import estimate_tokens
 from langchain_md_memory.types import ChunkRecord, MemorySearchResult
 from tests.support.hits import make_hit, make_record
+from tests.support.repos import git_repo
 
 SAFE_FOLDER = re.compile(r"^[a-z0-9][a-z0-9._-]*-[0-9a-f]{8}$")
-
-
-def git_repo(path: Path, remote: str | None = None) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", str(path)], check=True)
-    if remote is not None:
-        subprocess.run(["git", "-C", str(path), "remote", "add", "origin", remote], check=True)
-    return path
 
 
 @pytest.mark.parametrize("url", [
