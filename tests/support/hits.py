@@ -10,6 +10,12 @@ from typing import Any
 
 from langchain_md_memory.types import ChunkRecord, MemorySearchResult
 
+HIT_FIELDS = (
+    "path", "start_line", "end_line", "score", "vector_score", "keyword_score", "source", "file_kind",
+    "decay",
+)
+"""Fields of a hit every serialised form (CLI JSON, retriever metadata) must carry."""
+
 
 def make_hit(chunk_id: str = "c", score: float = 0.5, *, path: str = "MEMORY.md", start_line: int = 1,
              end_line: int | None = None, text: str | None = None, **fields: Any) -> MemorySearchResult:
