@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,11 +23,9 @@ def folder(memory_dir: Path) -> Path:
 
 
 @pytest.fixture
-def mem(folder: Path) -> Iterator[MarkdownMemory]:
-    memory = MarkdownMemory(folder, embeddings="none")
-    memory.sync()
-    yield memory
-    memory.close()
+def mem(folder: Path, kw_memory: MarkdownMemory) -> MarkdownMemory:
+    kw_memory.sync()
+    return kw_memory
 
 
 def chunk_count(mem: MarkdownMemory) -> int:

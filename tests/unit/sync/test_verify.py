@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from langchain_md_memory import MarkdownMemory
@@ -15,12 +12,10 @@ TRIPS = "# Trips\n\nKayak to Lofoten.\n"
 
 
 @pytest.fixture
-def mem(memory_dir: Path) -> Iterator[MarkdownMemory]:
-    write_files(memory_dir, {"MEMORY.md": "# Profile\n\nRisk: conservative.\n", "goals.md": GOALS})
-    memory = MarkdownMemory(memory_dir, embeddings="none")
-    memory.sync()
-    yield memory
-    memory.close()
+def mem(kw_memory: MarkdownMemory) -> MarkdownMemory:
+    write_files(kw_memory.memory_dir, {"MEMORY.md": "# Profile\n\nRisk: conservative.\n", "goals.md": GOALS})
+    kw_memory.sync()
+    return kw_memory
 
 
 def test_a_freshly_synced_memory_verifies_clean(mem: MarkdownMemory) -> None:
