@@ -11,6 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def quick_result(tmp_path_factory: pytest.TempPathFactory) -> dict:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory.cli import main
+from tests.support.hits import HIT_FIELDS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
 
@@ -43,18 +44,7 @@ def test_search_json_has_results_with_all_score_fields(example_dir):
     data = json.loads(out)
     assert 1 <= len(data["results"]) <= 2
     first = data["results"][0]
-    for key in (
-        "path",
-        "start_line",
-        "end_line",
-        "text",
-        "score",
-        "vector_score",
-        "keyword_score",
-        "source",
-        "file_kind",
-        "decay",
-    ):
+    for key in ("text", *HIT_FIELDS):
         assert key in first
     assert data["funnel"]["keyword"] >= len(data["results"])
 

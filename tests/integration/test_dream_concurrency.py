@@ -19,6 +19,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langchain_md_memory import MarkdownMemory, create_dream_node
 from langchain_md_memory.features.dream import DREAM_LOCK_FILE
 from langchain_md_memory.files.locks import LockFile
+from tests.support.memories import write_dated
 
 GOOD = "# Profile\n\n- Prefers ETFs\n- Retire at 55\n"
 
@@ -70,10 +71,8 @@ def _wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 30.0) ->
 def _seed(memory_dir: Path) -> None:
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         mem.write("MEMORY.md", "# Profile\n\n- Retire at 55\n")
-        mem.write("sessions/2026-07-01-a.md", "User prefers ETFs.\n")
+        write_dated(mem, "sessions/2026-07-01-a.md", "User prefers ETFs.\n", time.time() - 3 * 86400)
         mem.write("sessions/2026-07-02-b.md", "User asked about fees.\n")
-        old = time.time() - 3 * 86400
-        os.utime(memory_dir / "sessions/2026-07-01-a.md", (old, old))
 
 
 def _spawn(script: Path, *args: str) -> subprocess.Popen[str]:
@@ -81,6 +80,7 @@ def _spawn(script: Path, *args: str) -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
 
 
+@pytest.mark.slow
 def test_two_concurrent_dreams_one_runs_the_other_is_busy(memory_dir: Path, tmp_path: Path) -> None:
     _seed(memory_dir)
     script = tmp_path / "dreamer.py"
@@ -106,6 +106,7 @@ def test_two_concurrent_dreams_one_runs_the_other_is_busy(memory_dir: Path, tmp_
     assert sorted(p.name for p in (memory_dir / "sessions").iterdir()) == ["2026-07-02-b.md"]
 
 
+@pytest.mark.slow
 def test_dream_killed_mid_run_changes_nothing_and_its_lock_is_taken_over(memory_dir: Path,
                                                                          tmp_path: Path) -> None:
     _seed(memory_dir)
@@ -128,6 +129,7 @@ def test_dream_killed_mid_run_changes_nothing_and_its_lock_is_taken_over(memory_
         assert mem.get("MEMORY.md") == GOOD
 
 
+@pytest.mark.slow
 def test_lock_of_a_sigkilled_holder_is_taken_over(tmp_path: Path) -> None:
     script = tmp_path / "holder.py"
     script.write_text(HOLDER, encoding="utf-8")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from langchain_md_memory.embeddings import resolve_embeddings
-from tests.support.openai_server import Seen, fake_openai_server
+from tests.support.openai_server import Seen, fake_openai_server, only_api_key_in_env
 
 pytestmark = pytest.mark.enable_socket
 
@@ -34,9 +34,7 @@ def server() -> Iterator[tuple[str, Seen]]:
 
 @pytest.fixture(autouse=True)
 def _secret_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", ENV_SECRET)
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
-        monkeypatch.delenv(name, raising=False)
+    only_api_key_in_env(monkeypatch, ENV_SECRET)
 
 
 def test_env_key_is_not_sent_to_another_host(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
-from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.memory import InMemorySaver
@@ -19,6 +19,7 @@ from langchain_md_memory import MarkdownMemoryMiddleware
 from langchain_md_memory.features.flush import FLUSH_HEADING, MEMORY_FLUSH_TOKEN
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.tools import MEMORY_TOOLS_POLICY
+from tests.support.models import FailingModel, ScriptedChatModel
 
 MEMORY = """# Long-term memory
 
@@ -34,20 +35,6 @@ GOALS = """# Financial goals
 RULE = "- Position limit: no single stock above 5% of the total portfolio."
 
 
-class ScriptedAgentModel(GenericFakeChatModel):
-    """Replies from a script, accepts tools (``create_agent`` binds them) and records every prompt."""
-
-    prompts: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedAgentModel:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> Any:
-        self.prompts.append(list(messages))
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-
 class FactFlushModel(FakeListChatModel):
     """A flush model that saves every transcript line containing 'FACT:' as a bullet."""
 
@@ -60,8 +47,8 @@ class FactFlushModel(FakeListChatModel):
         return "\n".join(f"- {fact}" for fact in facts) or MEMORY_FLUSH_TOKEN
 
 
-def search_then_answer() -> ScriptedAgentModel:
-    return ScriptedAgentModel(messages=iter([
+def search_then_answer() -> ScriptedChatModel:
+    return ScriptedChatModel(messages=iter([
         AIMessage("", tool_calls=[{"name": "memory_search", "args": {"query": "single stock position limit"},
                                    "id": "call_search"}]),
         AIMessage("No: your rule (MEMORY.md#L1-L5) caps any single stock at 5% of the portfolio, "
@@ -122,7 +109,7 @@ def test_model_sees_policy_session_context_and_first_turn_recall_after_the_syste
 
 
 def test_first_turn_recall_runs_once_per_thread_and_stays_out_of_messages(mem):
-    model = ScriptedAgentModel(messages=iter([AIMessage("First."), AIMessage("Second.")]))
+    model = ScriptedChatModel(messages=iter([AIMessage("First."), AIMessage("Second.")]))
     agent = create_agent(model, middleware=[MarkdownMemoryMiddleware(mem)], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
     agent.invoke({"messages": [HumanMessage("When can I retire?")]}, config)
@@ -137,7 +124,7 @@ def test_first_turn_recall_runs_once_per_thread_and_stays_out_of_messages(mem):
 
 
 def test_session_context_is_read_fresh_on_every_model_call(mem):
-    model = ScriptedAgentModel(messages=iter([
+    model = ScriptedChatModel(messages=iter([
         AIMessage("", tool_calls=[{"name": "memory_update", "args": {"content": "- Keeps 10% in cash."},
                                    "id": "call_update"}]),
         AIMessage("Saved."),
@@ -152,7 +139,7 @@ def test_session_context_is_read_fresh_on_every_model_call(mem):
 def test_without_registered_tools_the_middleware_adds_no_tools_and_no_policy(mem):
     middleware = MarkdownMemoryMiddleware(mem, register_tools=False)
     assert middleware.tools == []
-    model = ScriptedAgentModel(messages=iter([AIMessage("Hi.")]))
+    model = ScriptedChatModel(messages=iter([AIMessage("Hi.")]))
     create_agent(model, middleware=[middleware]).invoke({"messages": [HumanMessage("hi")]})
     assert MEMORY_TOOLS_POLICY not in model.prompts[0][0].content
     assert RULE in model.prompts[0][0].content
@@ -170,10 +157,10 @@ def long_history() -> list[BaseMessage]:
     ]
 
 
-def summarizing_agent(mem, *, memory_first: bool) -> tuple[Any, ScriptedAgentModel]:
+def summarizing_agent(mem, *, memory_first: bool) -> tuple[Any, ScriptedChatModel]:
     history = long_history()
     trigger = count_tokens_approximately(history) - 10
-    model = ScriptedAgentModel(messages=iter([AIMessage("Let us review your plan.")]))
+    model = ScriptedChatModel(messages=iter([AIMessage("Let us review your plan.")]))
     memory = MarkdownMemoryMiddleware(mem, flush_model=FactFlushModel(), trigger_tokens=trigger)
     summarization = SummarizationMiddleware(model, trigger=("tokens", trigger), keep=("messages", 2),
                                             summarizer=lambda messages: "The user chatted about the weather.")
@@ -206,13 +193,10 @@ async def test_flush_before_summarization_also_under_ainvoke(mem):
 
 
 def test_flush_model_error_does_not_break_the_agent(mem):
-    class Broken(FakeListChatModel):
-        def _call(self, *args: Any, **kwargs: Any) -> str:
-            raise RuntimeError("provider down")
-
-    model = ScriptedAgentModel(messages=iter([AIMessage("Still answering.")]))
+    model = ScriptedChatModel(messages=iter([AIMessage("Still answering.")]))
+    broken = FailingModel(error=RuntimeError("provider down"))
     agent = create_agent(model, middleware=[
-        MarkdownMemoryMiddleware(mem, flush_model=Broken(responses=[]), trigger_tokens=1)])
+        MarkdownMemoryMiddleware(mem, flush_model=broken, trigger_tokens=1)])
     out = agent.invoke({"messages": [HumanMessage("FACT: something")]})
     assert out["messages"][-1].content == "Still answering."
     assert not (mem.memory_dir / daily_file_name()).exists()

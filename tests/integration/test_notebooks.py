@@ -9,6 +9,7 @@ the test's folder (the notebooks keep their memory in a temp folder) and
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,32 @@ def execute(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **env: s
     km.ip = str(tmp_path / "kernel")
     client = NotebookClient(nb, km=km, timeout=90, allow_errors=False,
                             resources={"metadata": {"path": str(tmp_path)}})
-    client.execute()
+    try:
+        client.execute()
+    finally:
+        # NotebookClient leaves a kernel manager it was handed running: stop the kernel here.
+        if client.kc is not None:
+            client.kc.stop_channels()
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
+    assert not km.is_alive()
+    assert kernel_processes() == [], "a notebook kernel outlived its test"
     return nb
+
+
+def kernel_processes() -> list[int]:
+    """Pids of this process's live children that run an IPython kernel (Linux /proc; [] elsewhere)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue  # the process ended while we looked
+        # fields[0] is the state (Z: a zombie, already dead), fields[1] the parent pid.
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"ipykernel" in cmdline:
+            pids.append(int(stat.parent.name))
+    return pids
 
 
 def text_of(nb: Any) -> str:
@@ -85,6 +110,7 @@ def test_committed_notebook_is_valid_and_has_no_outputs(name: str) -> None:
         assert cell.execution_count is None, f"{name}: cell {cell.id} has an execution count"
 
 
+@pytest.mark.slow
 def test_quickstart_shows_the_score_breakdown_and_survives_deleting_the_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -106,6 +132,7 @@ def test_quickstart_shows_the_score_breakdown_and_survives_deleting_the_index(
     assert repo_snapshot() == before
 
 
+@pytest.mark.slow
 def test_five_stages_renders_the_funnel_decay_and_mmr_plots_to_png(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,6 +151,7 @@ def test_five_stages_renders_the_funnel_decay_and_mmr_plots_to_png(
     assert "MMR off" in text and "of 4 near-duplicates" in text
 
 
+@pytest.mark.slow
 def test_langgraph_agent_changes_the_markdown_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nb = execute("03_langgraph_agent", tmp_path, monkeypatch)
     text = text_of(nb)
@@ -144,6 +172,7 @@ def test_langgraph_agent_changes_the_markdown_files(tmp_path: Path, monkeypatch:
     assert "call memory_search to recall" in text and "## MEMORY.md" in text
 
 
+@pytest.mark.slow
 def test_rag_chain_answers_with_citations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nb = execute("04_rag_chain", tmp_path, monkeypatch)
     text = text_of(nb)
@@ -156,6 +185,7 @@ def test_rag_chain_answers_with_citations(tmp_path: Path, monkeypatch: pytest.Mo
     assert "sources: ['" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["01_quickstart", "02_five_stages"])
 def test_notebook_runs_on_the_fallback_fake_embedding(name: str, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,5 @@
 """Per-project memory under one home: layout, global + project search, scoped paths, session context."""
 
-import subprocess
 import threading
 import time
 
@@ -9,14 +8,7 @@ import pytest
 from langchain_md_memory import MarkdownMemory, MemoryConfig, MemoryPathError
 from langchain_md_memory.project import HOME_ENV, project_id
 from langchain_md_memory.text import estimate_tokens
-
-
-def git_repo(path, remote=None):
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", str(path)], check=True)
-    if remote:
-        subprocess.run(["git", "-C", str(path), "remote", "add", "origin", remote], check=True)
-    return path
+from tests.support.repos import git_repo
 
 
 @pytest.fixture

@@ -13,22 +13,20 @@ from typing import Any
 
 import langchain_openai
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
+
+from tests.support.models import ToolAcceptingListModel
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SNIPPETS = re.findall(r"^```python\n(.*?)^```$", README.read_text(encoding="utf-8"), re.S | re.M)
 ANSWER = "Keep any single stock at or below 5% [MEMORY.md#L1-L1]."
 
 
-class FakeChatOpenAI(FakeMessagesListChatModel):
+class FakeChatOpenAI(ToolAcceptingListModel):
     """Stands in for ``ChatOpenAI(...)``: any arguments, one scripted answer, tools accepted."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(responses=[AIMessage(ANSWER)])
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> FakeChatOpenAI:
-        return self
 
 
 def test_readme_has_the_documented_python_snippets() -> None:

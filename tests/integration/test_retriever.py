@@ -9,6 +9,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from langchain_md_memory import MarkdownMemory, MarkdownMemoryRetriever
 from tests.support.embeddings import AxisEmbeddings
+from tests.support.hits import HIT_FIELDS
 
 NOTES = (
     "\n\n".join(
@@ -68,17 +69,7 @@ def test_documents_carry_the_hit_fields_and_the_chunk_id(mem):
     assert isinstance(doc, Document)
     assert doc.page_content == "Cash buffer: six months of expenses."
     assert doc.id == doc.metadata["chunk_id"] == "MEMORY.md:7-7"
-    for key in (
-        "path",
-        "start_line",
-        "end_line",
-        "score",
-        "vector_score",
-        "keyword_score",
-        "source",
-        "file_kind",
-        "decay",
-    ):
+    for key in HIT_FIELDS:
         assert key in doc.metadata
     assert doc.metadata["source"] == "both"
     assert doc.metadata["citation"] == "MEMORY.md#L7-L7"

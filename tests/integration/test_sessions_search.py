@@ -5,13 +5,13 @@ import os
 import time
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langchain_md_memory import create_session_log_node, write_session_log
 from langchain_md_memory.features.transcripts import awrite_session_log
+from tests.support.models import ToolAcceptingListModel
 
 SECRET = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 
@@ -93,13 +93,8 @@ async def test_async_write_matches_the_sync_one(kw_memory):
     assert "Lofoten" in kw_memory.get(path)
 
 
-class ToolFreeFake(FakeMessagesListChatModel):
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-
 def build_graph(mem, replies):
-    model = ToolFreeFake(responses=replies)
+    model = ToolAcceptingListModel(responses=replies)
 
     def agent(state: MessagesState):
         return {"messages": [model.invoke(state["messages"])]}

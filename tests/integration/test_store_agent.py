@@ -5,32 +5,21 @@ from __future__ import annotations
 import json
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
 from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.integrations.basestore import MarkdownBaseStore
+from tests.support.models import scripted
 
 ALICE = ("users", "alice")
-
-
-class ToolCallingFake(GenericFakeChatModel):
-    """A scripted chat model that create_agent can bind tools to."""
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ToolCallingFake:  # type: ignore[override]
-        return self
-
-
-def scripted(*turns: AIMessage) -> ToolCallingFake:
-    return ToolCallingFake(messages=iter(turns))
 
 
 def call(name: str, **args: Any) -> AIMessage:

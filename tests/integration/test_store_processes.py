@@ -6,7 +6,11 @@ import multiprocessing
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from langchain_md_memory.files.store import MarkdownStore
+
+pytestmark = pytest.mark.slow
 
 WORKERS = 3
 APPENDS = 100

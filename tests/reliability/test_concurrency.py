@@ -95,6 +95,7 @@ def _worker(root: str, w: int, out: str) -> None:
     Path(out).write_text(json.dumps({"errors": errors, "counts": counts}), "utf-8")
 
 
+@pytest.mark.slow
 def test_three_processes_with_three_threads_each_lose_nothing(memory_dir: Path) -> None:
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         mem.write("counter.md", "# Shared counter\n\ncount: 0\n")

@@ -19,7 +19,7 @@ import pytest
 
 from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.embeddings import resolve_embeddings
-from tests.support.openai_server import Seen, fake_openai_server
+from tests.support.openai_server import Seen, fake_openai_server, only_api_key_in_env
 
 pytestmark = pytest.mark.enable_socket
 
@@ -41,9 +41,7 @@ def server() -> Iterator[tuple[str, Seen]]:
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", ENV_SECRET)
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
-        monkeypatch.delenv(name, raising=False)
+    only_api_key_in_env(monkeypatch, ENV_SECRET)
 
 
 def _exercise(mem: MarkdownMemory) -> None:

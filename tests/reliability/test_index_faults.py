@@ -204,6 +204,7 @@ def _hold_lock(db: Path, seconds: float) -> subprocess.Popen[str]:
     return proc
 
 
+@pytest.mark.slow
 def test_index_locked_for_two_seconds_is_waited_for(seeded: Path) -> None:
     with MarkdownMemory(seeded, embeddings="none") as mem:
         mem.search("alpha1")
@@ -219,6 +220,7 @@ def test_index_locked_for_two_seconds_is_waited_for(seeded: Path) -> None:
         assert mem.verify(repair=False).consistent
 
 
+@pytest.mark.slow
 def test_index_locked_past_the_busy_timeout_falls_back_without_replacing_the_file(
     seeded: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.cli import main
 from tests.reliability.faults import raw_rows
+from tests.support.memories import edit_keeping_size_and_mtime
 
 
 @pytest.fixture
@@ -61,11 +61,7 @@ def test_missing_orphaned_and_stale_files_are_named_and_repaired(mem: MarkdownMe
 
 
 def test_a_same_size_same_mtime_edit_is_a_hash_mismatch_only_verify_sees(mem: MarkdownMemory) -> None:
-    path = mem.memory_dir / "goals.md"
-    st = path.stat()
-    path.write_text("# Goals\n\nRetire at 70.\n".replace("70", "55"))  # same length as "Retire at 60."
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert path.stat().st_size == st.st_size
+    edit_keeping_size_and_mtime(mem.memory_dir / "goals.md", "Retire at 60.", "Retire at 55.")
     mem.indexer.mark_dirty()
     assert "55" not in mem.search("retire")[0].text, "an ordinary sync cannot see this edit"
     report = mem.verify()

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 
 @dataclass
 class Seen:
@@ -60,3 +62,13 @@ def fake_openai_server(vector: Callable[[str, int], list[float]]) -> Iterator[tu
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
+
+
+OPENAI_ENV_OVERRIDES = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+
+
+def only_api_key_in_env(monkeypatch: pytest.MonkeyPatch, api_key: str) -> None:
+    """Set ``OPENAI_API_KEY`` and clear the variables that would redirect or scope OpenAI calls."""
+    monkeypatch.setenv("OPENAI_API_KEY", api_key)
+    for name in OPENAI_ENV_OVERRIDES:
+        monkeypatch.delenv(name, raising=False)

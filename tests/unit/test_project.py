@@ -1,7 +1,6 @@
 """Project identity from git remotes and paths, the memory home, and global/project scoping."""
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,16 +23,10 @@ from langchain_md_memory.project import (
 from langchain_md_memory.search.pipeline import Recall
 from langchain_md_memory.text import estimate_tokens
 from langchain_md_memory.types import ChunkRecord, MemorySearchResult
+from tests.support.hits import make_hit, make_record
+from tests.support.repos import git_repo
 
 SAFE_FOLDER = re.compile(r"^[a-z0-9][a-z0-9._-]*-[0-9a-f]{8}$")
-
-
-def git_repo(path: Path, remote: str | None = None) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", str(path)], check=True)
-    if remote is not None:
-        subprocess.run(["git", "-C", str(path), "remote", "add", "origin", remote], check=True)
-    return path
 
 
 @pytest.mark.parametrize("url", [
@@ -150,7 +143,7 @@ def test_project_memory_dir_is_home_slash_project_id(tmp_path):
 
 
 def record(rid: str, path: str = "MEMORY.md") -> ChunkRecord:
-    return ChunkRecord(rid, path, 1, 2, "", "text", "h", "evergreen", 0.0)
+    return make_record(rid, path, end_line=2, text="text", hash="h")
 
 
 def test_global_paths_split_off_only_the_prefix():
@@ -174,7 +167,8 @@ def test_combined_recall_prefixes_global_ids_and_paths_and_keeps_project_ones():
 
 
 def hit(path: str) -> MemorySearchResult:
-    return MemorySearchResult(path, 1, 2, "t", 0.5, None, 0.5, "keyword", "evergreen", chunk_id=f"{path}:1-2")
+    return make_hit(f"{path}:1-2", 0.5, path=path, end_line=2, text="t", vector_score=None, keyword_score=0.5,
+                    source="keyword")
 
 
 def test_mark_scopes_labels_by_prefix():

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from pydantic import Field
 
 from langchain_md_memory import MarkdownMemory, create_dream_node
 from langchain_md_memory.features.dream import (
@@ -22,6 +20,8 @@ from langchain_md_memory.features.dream import (
     validate_reply,
 )
 from langchain_md_memory.files.locks import LockFile
+from tests.support.memories import write_dated
+from tests.support.models import FailingModel, RecordingModel
 
 NOW = dt.datetime(2026, 7, 14, 12, 0, tzinfo=dt.UTC)
 CURRENT = "# Profile\n\n- Name: Ana\n\n## Goals\n\n- Retire at 55\n\n## Risk\n\n- Conservative\n"
@@ -29,27 +29,8 @@ GOOD = ("# Profile\n\n- Name: Ana\n\n## Goals\n\n- Retire at 55\n- Save for a ho
         "## Risk\n\n- Conservative; no single stock above 5%\n")
 
 
-class RecordingModel(FakeListChatModel):
-    """Replies from a list and remembers every prompt it was given."""
-
-    seen: list[Any] = Field(default_factory=list)
-
-    def _call(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> str:
-        self.seen.append(messages)
-        return super()._call(messages, stop, run_manager, **kwargs)
-
-
-class FailingModel(FakeListChatModel):
-    def _call(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> str:
-        raise TimeoutError("model timed out")
-
-
 def _log(mem: MarkdownMemory, name: str, text: str, hours_ago: float) -> str:
-    rel = f"sessions/{name}.md"
-    mem.write(rel, text)
-    stamp = NOW.timestamp() - hours_ago * 3600
-    os.utime(mem.memory_dir / rel, (stamp, stamp))
-    return rel
+    return write_dated(mem, f"sessions/{name}.md", text, NOW.timestamp() - hours_ago * 3600)
 
 
 def _setup(mem: MarkdownMemory) -> list[str]:
@@ -98,7 +79,7 @@ def test_prompt_holds_current_memory_and_every_candidate_log(kw_memory: Markdown
     _setup(kw_memory)
     model = RecordingModel(responses=[GOOD])
     dream(kw_memory, model, min_sessions=1, now=NOW)
-    (system, human), = model.seen
+    (system, human), = model.prompts
     assert system.type == "system" and "complete updated MEMORY.md" in system.content
     assert "- Retire at 55" in human.content
     for text in ("buy a house by 2030", "the weather", "No single stock", "Still talking"):
@@ -178,7 +159,7 @@ def test_invalid_reply_changes_nothing_and_keeps_logs(kw_memory: MarkdownMemory,
 def test_model_failure_changes_nothing_and_a_retry_succeeds(kw_memory: MarkdownMemory) -> None:
     _setup(kw_memory)
     before = _snapshot(kw_memory.memory_dir)
-    failed = dream(kw_memory, FailingModel(responses=["x"]), min_sessions=1, now=NOW)
+    failed = dream(kw_memory, FailingModel(error=TimeoutError("model timed out")), min_sessions=1, now=NOW)
     assert failed.status == "error" and "model timed out" in failed.reason
     assert _snapshot(kw_memory.memory_dir) == before
 
@@ -223,7 +204,7 @@ def test_disabled_dream_is_skipped_without_calling_the_model(kw_memory: Markdown
     model = RecordingModel(responses=[GOOD])
     result = dream(kw_memory, model, enabled=False, now=NOW)
     assert (result.status, result.reason) == ("skipped", "dream is disabled")
-    assert model.seen == []
+    assert model.prompts == []
 
 
 def test_too_few_sessions_is_skipped(kw_memory: MarkdownMemory) -> None:
@@ -231,7 +212,7 @@ def test_too_few_sessions_is_skipped(kw_memory: MarkdownMemory) -> None:
     model = RecordingModel(responses=[GOOD])
     result = dream(kw_memory, model, min_sessions=5, now=NOW)
     assert result.status == "skipped" and result.reason == "4 unprocessed session log(s), need 5"
-    assert model.seen == []
+    assert model.prompts == []
     assert kw_memory.state.get("dream_last_result") is None  # a skip is not a run
 
 
@@ -262,7 +243,7 @@ def test_deleting_the_index_keeps_min_interval_and_does_not_resend_merged_logs(m
         # Forced past the interval: the kept newest log was merged already, so nothing is sent again.
         forced = dream(mem, model, min_sessions=1, now=later, force=True)
         assert forced.status == "skipped" and forced.reason == "0 unprocessed session log(s), need 1"
-        assert model.seen == []
+        assert model.prompts == []
         assert mem.list_files() == ["MEMORY.md", logs[3]]
 
 
@@ -275,7 +256,7 @@ def test_kept_recent_log_counts_again_only_after_it_changes(kw_memory: MarkdownM
     model = RecordingModel(responses=[GOOD])
     third = dream(kw_memory, model, min_sessions=1, force=True, now=NOW)
     assert third.status == "done" and third.sessions_used == (logs[3],)
-    assert "More talk." in model.seen[0][1].content
+    assert "More talk." in model.prompts[0][1].content
 
 
 def test_logs_over_the_input_budget_wait_for_a_later_run(kw_memory: MarkdownMemory) -> None:
@@ -296,7 +277,7 @@ def test_memory_over_the_input_budget_is_skipped_without_calling_the_model(kw_me
     model = RecordingModel(responses=[GOOD])
     result = dream(kw_memory, model, min_sessions=1, max_input_tokens=100, now=NOW)
     assert (result.status, result.reason) == ("skipped", "MEMORY.md alone exceeds max_input_tokens=100")
-    assert model.seen == [] and kw_memory.get("MEMORY.md") == CURRENT
+    assert model.prompts == [] and kw_memory.get("MEMORY.md") == CURRENT
 
 
 def test_busy_when_another_holder_has_the_lock(kw_memory: MarkdownMemory) -> None:
@@ -307,7 +288,7 @@ def test_busy_when_another_holder_has_the_lock(kw_memory: MarkdownMemory) -> Non
         model = RecordingModel(responses=[GOOD])
         result = dream(kw_memory, model, min_sessions=1, now=NOW)
         assert result.status == "busy" and f"pid {os.getpid()}" in result.reason
-        assert model.seen == [] and kw_memory.get("MEMORY.md") == CURRENT
+        assert model.prompts == [] and kw_memory.get("MEMORY.md") == CURRENT
     finally:
         holder.release()
     assert dream(kw_memory, RecordingModel(responses=[GOOD]), min_sessions=1, now=NOW).status == "done"

@@ -8,35 +8,16 @@ import pytest
 
 from langchain_md_memory.search.merge import effective_weights, filter_min_score, merge_candidates
 from langchain_md_memory.types import ChunkRecord, MemorySearchResult
+from tests.support.hits import make_hit, make_record
 
 
 def record(chunk_id: str, path: str = "MEMORY.md", start: int = 1, text: str = "text") -> ChunkRecord:
-    return ChunkRecord(
-        id=chunk_id,
-        path=path,
-        start_line=start,
-        end_line=start + 2,
-        heading="# H",
-        text=text,
-        hash="h" + chunk_id,
-        file_kind="evergreen",
-        updated_at=1_700_000_000.0,
-    )
+    return make_record(chunk_id, path, start_line=start, end_line=start + 2, heading="# H", text=text,
+                       hash="h" + chunk_id, updated_at=1_700_000_000.0)
 
 
 def hit(score: float, path: str = "MEMORY.md", start: int = 1, chunk_id: str = "c") -> MemorySearchResult:
-    return MemorySearchResult(
-        path=path,
-        start_line=start,
-        end_line=start,
-        text="t",
-        score=score,
-        vector_score=score,
-        keyword_score=None,
-        source="vector",
-        file_kind="evergreen",
-        chunk_id=chunk_id,
-    )
+    return make_hit(chunk_id, score, path=path, start_line=start, text="t")
 
 
 def test_both_paths_score_is_seventy_thirty_sum() -> None:

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
-from pydantic import Field
 
 from langchain_md_memory import create_memory_flush_node
 from langchain_md_memory.features.flush import (
@@ -24,27 +21,9 @@ from langchain_md_memory.features.flush import (
 )
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.prompt_context import RECALL_ID, SESSION_CONTEXT_ID
+from tests.support.models import FailingModel, RecordingModel
 
 FACTS = "- Wants to retire at 55.\n- Sold half of NVDA because it was over the 5% single-stock limit."
-
-
-class RecordingModel(FakeListChatModel):
-    """Replies from ``responses`` and keeps every prompt it was sent."""
-
-    prompts: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def _call(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-              **kwargs: Any) -> str:
-        self.prompts.append(list(messages))
-        return super()._call(messages, stop, run_manager, **kwargs)
-
-
-class BrokenModel(FakeListChatModel):
-    """A model whose every call fails, like a provider outage."""
-
-    def _call(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-              **kwargs: Any) -> str:
-        raise RuntimeError("provider unavailable")
 
 
 def conversation() -> list[BaseMessage]:
@@ -142,7 +121,7 @@ def test_sentinel_reply_writes_nothing(kw_memory):
 
 def test_model_error_is_logged_and_does_not_raise(kw_memory, caplog):
     with caplog.at_level(logging.WARNING, logger="langchain_md_memory.features.flush"):
-        result = run_memory_flush(kw_memory, BrokenModel(responses=[]), conversation())
+        result = run_memory_flush(kw_memory, FailingModel(), conversation())
     assert result.written is False
     assert result.error == "RuntimeError: provider unavailable"
     assert "the model call failed" in caplog.text
@@ -174,7 +153,7 @@ def test_flush_node_writes_once_per_cycle_and_resets_after_compaction(kw_memory)
 
 def test_flush_node_after_a_model_error_leaves_the_flag_unset_so_it_retries(kw_memory):
     messages = conversation()
-    node = create_memory_flush_node(kw_memory, BrokenModel(responses=[]), trigger_tokens=tokens(messages))
+    node = create_memory_flush_node(kw_memory, FailingModel(), trigger_tokens=tokens(messages))
     assert node({"messages": messages}) is None
 
 

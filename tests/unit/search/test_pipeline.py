@@ -12,22 +12,14 @@ from langchain_md_memory.config import MemoryConfig
 from langchain_md_memory.files.paths import file_kind
 from langchain_md_memory.search import FUNNEL_STAGES, Recall, rank
 from langchain_md_memory.types import ChunkRecord
+from tests.support.hits import make_record
 
 NOW = dt.datetime(2026, 3, 31, 0, 0, 0)
 
 
 def record(chunk_id: str, path: str = "MEMORY.md", text: str = "", updated_at: float = 0.0) -> ChunkRecord:
-    return ChunkRecord(
-        id=chunk_id,
-        path=path,
-        start_line=1,
-        end_line=4,
-        heading="",
-        text=text or f"text {chunk_id}",
-        hash=chunk_id,
-        file_kind=file_kind(path),
-        updated_at=updated_at,
-    )
+    return make_record(chunk_id, path, end_line=4, text=text or None, file_kind=file_kind(path),
+                       updated_at=updated_at)
 
 
 def known_recall() -> Recall:

@@ -9,25 +9,14 @@ import pytest
 from langchain_md_memory.files.paths import file_kind
 from langchain_md_memory.search.decay import apply_temporal_decay, decay_multiplier, hit_age_days
 from langchain_md_memory.types import MemorySearchResult
+from tests.support.hits import make_hit
 
 NOW = dt.datetime(2026, 3, 31, 12, 0, 0)
 
 
 def hit(path: str, score: float = 0.8, *, updated_at: float = 0.0) -> MemorySearchResult:
-    return MemorySearchResult(
-        path=path,
-        start_line=1,
-        end_line=3,
-        text="same text",
-        score=score,
-        vector_score=score,
-        keyword_score=None,
-        source="vector",
-        file_kind=file_kind(path),
-        merged_score=score,
-        chunk_id=path,
-        updated_at=updated_at,
-    )
+    return make_hit(path, score, path=path, end_line=3, text="same text", file_kind=file_kind(path),
+                    merged_score=score, updated_at=updated_at)
 
 
 def test_multiplier_is_one_at_age_zero_half_at_half_life_quarter_at_twice() -> None:

@@ -8,6 +8,7 @@ import pytest
 from langchain_md_memory.search.mmr import cosine_similarity_fn, jaccard, jaccard_similarity_fn, mmr_rerank
 from langchain_md_memory.text import token_set
 from langchain_md_memory.types import MemorySearchResult
+from tests.support.hits import make_hit
 
 RETIRE_1 = "我想退休时有200万存款，用于养老。"
 RETIRE_2 = "我想在退休时有200万存款，用于养老。"
@@ -17,18 +18,7 @@ WEATHER = "今天天气不错。"
 
 
 def hit(chunk_id: str, score: float, text: str = "") -> MemorySearchResult:
-    return MemorySearchResult(
-        path=f"{chunk_id}.md",
-        start_line=1,
-        end_line=1,
-        text=text or chunk_id,
-        score=score,
-        vector_score=score,
-        keyword_score=None,
-        source="vector",
-        file_kind="evergreen",
-        chunk_id=chunk_id,
-    )
+    return make_hit(chunk_id, score, path=f"{chunk_id}.md", text=text or chunk_id)
 
 
 def pool() -> list[MemorySearchResult]:

@@ -8,25 +8,14 @@ import pytest
 
 from langchain_md_memory.search.weighting import apply_source_weights, weight_multiplier
 from langchain_md_memory.types import FileKind, MemorySearchResult
+from tests.support.hits import make_hit
 
 NEUTRAL = {"evergreen": 1.0, "daily": 1.0, "session": 1.0}
 
 
 def hit(chunk_id: str, score: float, kind: FileKind = "evergreen") -> MemorySearchResult:
     path = {"evergreen": "MEMORY.md", "daily": "2026-01-02.md", "session": "sessions/s1.md"}[kind]
-    return MemorySearchResult(
-        path=path,
-        start_line=1,
-        end_line=2,
-        text=chunk_id,
-        score=score,
-        vector_score=score,
-        keyword_score=None,
-        source="vector",
-        file_kind=kind,
-        merged_score=score,
-        chunk_id=chunk_id,
-    )
+    return make_hit(chunk_id, score, path=path, end_line=2, file_kind=kind, merged_score=score)
 
 
 def test_neutral_defaults_leave_hits_identical() -> None:

@@ -1,0 +1,162 @@
+"""The vector matrix: add, replace, remove and top-k agree with a numpy brute force; BLOB round trip."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from langchain_md_memory.errors import MemoryIndexError
+from langchain_md_memory.index.vectors import VectorMatrix, from_blob, to_blob
+
+DIM = 8
+
+
+def brute_force(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Cosine of the query with every live vector, best first, ties by rowid; reported clipped to [0, 1]."""
+    q = query / np.linalg.norm(query)
+    scored = [(rowid, float(v @ q / np.linalg.norm(v))) for rowid, v in vectors.items()]
+    best = sorted(scored, key=lambda pair: (-pair[1], pair[0]))[:k]
+    return [(rowid, min(max(score, 0.0), 1.0)) for rowid, score in best]
+
+
+def assert_same_ranking(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> None:
+    assert [rowid for rowid, _ in got] == [rowid for rowid, _ in want]
+    assert [score for _, score in got] == pytest.approx([score for _, score in want], abs=1e-5)
+
+
+def random_vectors(rng: np.random.Generator, rowids: range) -> dict[int, np.ndarray]:
+    return {rowid: rng.normal(size=DIM) for rowid in rowids}
+
+
+def test_top_k_matches_brute_force_after_adds_and_removes() -> None:
+    rng = np.random.default_rng(7)
+    live = random_vectors(rng, range(1, 301))
+    matrix = VectorMatrix()
+    matrix.add(list(live), list(live.values()))
+
+    removed = [int(r) for r in rng.choice(list(live), size=120, replace=False)]
+    matrix.remove(removed)
+    for rowid in removed:
+        del live[rowid]
+    extra = random_vectors(rng, range(1000, 1050))
+    matrix.add(list(extra), list(extra.values()))
+    live.update(extra)
+
+    assert len(matrix) == len(live)
+    for _ in range(20):
+        query = rng.normal(size=DIM)
+        assert_same_ranking(matrix.top_k(query, 10), brute_force(live, query, 10))
+
+
+def test_removed_rows_are_never_returned() -> None:
+    matrix = VectorMatrix()
+    matrix.add([1, 2, 3], [np.eye(DIM)[0], np.eye(DIM)[1], np.eye(DIM)[2]])
+    matrix.remove([1, 3])
+    assert [rowid for rowid, _ in matrix.top_k(np.eye(DIM)[0], 10)] == [2]
+    assert len(matrix) == 1
+
+
+def test_adding_an_existing_rowid_replaces_its_vector() -> None:
+    matrix = VectorMatrix()
+    matrix.add([1, 2], [np.eye(DIM)[0], np.eye(DIM)[1]])
+    matrix.add([1], [np.eye(DIM)[1]])
+    assert len(matrix) == 2
+    assert matrix.top_k(np.eye(DIM)[0], 2) == [(1, 0.0), (2, 0.0)]
+    assert matrix.top_k(np.eye(DIM)[1], 1)[0][1] == pytest.approx(1.0)
+
+
+def test_a_rowid_given_twice_in_one_add_keeps_the_last_vector() -> None:
+    matrix = VectorMatrix()
+    matrix.add([5, 5], [np.eye(DIM)[0], np.eye(DIM)[3]])
+    assert len(matrix) == 1
+    assert matrix.top_k(np.eye(DIM)[3], 1) == [(5, pytest.approx(1.0))]
+
+
+def test_k_larger_than_the_matrix_returns_every_row() -> None:
+    rng = np.random.default_rng(1)
+    live = random_vectors(rng, range(5))
+    matrix = VectorMatrix()
+    matrix.add(list(live), list(live.values()))
+    query = rng.normal(size=DIM)
+    assert_same_ranking(matrix.top_k(query, 50), brute_force(live, query, 50))
+
+
+@pytest.mark.parametrize("k", [0, -1])
+def test_non_positive_k_returns_nothing(k: int) -> None:
+    matrix = VectorMatrix()
+    matrix.add([1], [np.ones(DIM)])
+    assert matrix.top_k(np.ones(DIM), k) == []
+
+
+def test_an_empty_matrix_or_a_zero_query_returns_nothing() -> None:
+    assert VectorMatrix().top_k(np.ones(DIM), 3) == []
+    matrix = VectorMatrix()
+    matrix.add([1], [np.ones(DIM)])
+    assert matrix.top_k(np.zeros(DIM), 3) == []
+
+
+def test_a_query_of_the_wrong_dimension_names_both_dimensions() -> None:
+    matrix = VectorMatrix()
+    matrix.add([1], [np.ones(DIM)])
+    with pytest.raises(MemoryIndexError, match=rf"3 dimensions.*{DIM}"):
+        matrix.top_k(np.ones(3), 1)
+
+
+def test_adding_a_vector_of_another_dimension_is_refused() -> None:
+    matrix = VectorMatrix()
+    matrix.add([1], [np.ones(DIM)])
+    with pytest.raises(MemoryIndexError, match="mixed dimensions"):
+        matrix.add([2], [np.ones(DIM + 1)])
+    assert len(matrix) == 1
+
+
+def test_growing_past_capacity_keeps_every_row() -> None:
+    rng = np.random.default_rng(3)
+    live: dict[int, np.ndarray] = {}
+    matrix = VectorMatrix()
+    for start in range(0, 500, 37):  # many small adds force several regrowths
+        batch = random_vectors(rng, range(start, min(start + 37, 500)))
+        matrix.add(list(batch), list(batch.values()))
+        live.update(batch)
+    assert len(matrix) == 500
+    query = rng.normal(size=DIM)
+    assert_same_ranking(matrix.top_k(query, 25), brute_force(live, query, 25))
+
+
+def test_a_mass_removal_keeps_the_survivors_searchable() -> None:
+    rng = np.random.default_rng(4)
+    live = random_vectors(rng, range(3000))
+    matrix = VectorMatrix()
+    matrix.add(list(live), list(live.values()))
+    gone = list(range(100, 3000))
+    matrix.remove(gone)
+    for rowid in gone:
+        del live[rowid]
+    assert len(matrix) == 100
+    query = rng.normal(size=DIM)
+    assert_same_ranking(matrix.top_k(query, 100), brute_force(live, query, 100))
+
+
+def test_load_matches_add() -> None:
+    rng = np.random.default_rng(5)
+    live = random_vectors(rng, range(1, 40))
+    loaded = VectorMatrix.load(((rowid, to_blob(v)) for rowid, v in live.items()), expected=10)
+    assert len(loaded) == len(live)
+    query = rng.normal(size=DIM)
+    assert_same_ranking(loaded.top_k(query, 7), brute_force(live, query, 7))
+
+
+def test_load_refuses_mixed_dimensions() -> None:
+    rows = [(1, to_blob(np.ones(DIM))), (2, to_blob(np.ones(DIM + 2)))]
+    with pytest.raises(MemoryIndexError, match="mixed dimensions"):
+        VectorMatrix.load(iter(rows), expected=2)
+
+
+def test_blob_round_trip_is_float32_exact() -> None:
+    vector = np.array([0.1, -2.5, 3e-7, 1e6, 0.0], dtype=np.float64)
+    blob = to_blob(vector)
+    assert len(blob) == 4 * len(vector)
+    back = from_blob(blob)
+    assert back.dtype == np.float32
+    np.testing.assert_array_equal(back, vector.astype(np.float32))
+    assert to_blob(back) == blob
