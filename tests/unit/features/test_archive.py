@@ -73,6 +73,14 @@ def test_round_trip_keeps_unindexed_store_items_out_of_search(memory_dir: Path, 
         restored.close()
 
 
+def test_round_trip_carries_the_state_file(full_memory: MarkdownMemory, tmp_path: Path) -> None:
+    full_memory.state.set("dream_last_run", 1767225600.0)
+    archive = export_archive(full_memory, tmp_path / "out.tar.gz")
+    with MarkdownMemory.import_archive(archive, tmp_path / "restored", embeddings="none") as restored:
+        assert restored.state.get("dream_last_run") == 1767225600.0
+        assert restored.search("dream_last_run") == []  # bookkeeping is never searchable
+
+
 def test_export_holds_only_managed_markdown(full_memory: MarkdownMemory, tmp_path: Path) -> None:
     root = full_memory.memory_dir
     (root / ".history").mkdir()

@@ -1,0 +1,52 @@
+"""SQLite errors are classified once, by result code: busy (leave the file) or damaged (rebuild)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from langchain_md_memory.errors import IndexBusyError, IndexDamagedError, MemoryIndexError
+from langchain_md_memory.index.schema import connect, index_error, is_busy
+
+
+def _error_from(sql: str, conn: sqlite3.Connection) -> sqlite3.Error:
+    with pytest.raises(sqlite3.Error) as caught:
+        conn.execute(sql)
+    return caught.value
+
+
+def test_a_missing_table_is_damage(tmp_path: Path) -> None:
+    conn = connect(str(tmp_path / "index.sqlite"), 1000)
+    conn.execute("DROP TABLE chunks_fts")
+    error = index_error(_error_from("SELECT * FROM chunks_fts", conn), "index x")
+    assert isinstance(error, IndexDamagedError) and "index x" in str(error)
+    conn.close()
+
+
+def test_a_lock_held_by_another_connection_is_busy(tmp_path: Path) -> None:
+    path = str(tmp_path / "index.sqlite")
+    holder = connect(path, 1000)
+    holder.execute("BEGIN IMMEDIATE")
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    exc = _error_from("BEGIN IMMEDIATE", other)
+    assert is_busy(exc) and isinstance(index_error(exc, "x"), IndexBusyError)
+    holder.execute("ROLLBACK")
+    holder.close()
+    other.close()
+
+
+def test_a_closed_connection_is_neither_busy_nor_damage(tmp_path: Path) -> None:
+    conn = connect(str(tmp_path / "index.sqlite"), 1000)
+    conn.close()
+    error = index_error(_error_from("SELECT 1", conn), "x")
+    assert type(error) is MemoryIndexError
+
+
+def test_a_file_that_is_not_a_database_is_recreated(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite"
+    path.write_bytes(b"not a database at all" * 100)
+    conn = connect(str(path), 1000)
+    assert conn.execute("SELECT count(*) FROM chunks").fetchone() == (0,)
+    conn.close()
