@@ -181,9 +181,19 @@ class MemoryCore:
     # -- files ----------------------------------------------------------------------
 
     def get(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Exact lines of a memory file (1-based, inclusive); the whole file by default."""
-        self._check_flat(path)
-        return self.store.read_lines(path, start_line, end_line)
+        """Exact lines of a memory file (1-based, inclusive); the whole file by default.
+
+        Only the memory's Markdown is readable (the same rule as writes): never the index, a lock,
+        or any other file that happens to sit in the folder.
+        """
+        rel = self.store.relpath(path)
+        if not is_memory_file(rel):
+            raise MemoryPathError(
+                f"Only Markdown memory files can be read: {path!r} is not a '.md' memory file. "
+                "Search first, then read a path a hit gave (e.g. 'MEMORY.md')."
+            )
+        self._check_flat(rel)
+        return self.store.read_lines(rel, start_line, end_line)
 
     def append(self, content: str, file: str = "long_term") -> str:
         """Append ``content`` to a memory file; returns the file's relative path."""

@@ -30,7 +30,8 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
-from .atomic import atomic_output, current_umask
+from .atomic import current_umask
+from .beneath import is_regular_beneath, read_beneath, remove_beneath, replace_beneath
 from .paths import (
     is_managed_file,
     is_memory_file,
@@ -101,8 +102,12 @@ class MarkdownStore:
         return normalize_relpath(resolve_alias(path))
 
     def exists(self, path: str) -> bool:
-        """True when ``path`` names an existing file; a refused path raises :class:`MemoryPathError`."""
-        return self.resolve(path).is_file()
+        """True when ``path`` names an existing regular file.
+
+        Raises:
+            MemoryPathError: for a refused path, or a FIFO, socket or device in its place.
+        """
+        return is_regular_beneath(self.root, resolve_alias(path))
 
     def stat(self, path: str) -> tuple[int, int] | None:
         """``(mtime_ns, size)`` of the file, or ``None`` when it does not exist."""
@@ -124,21 +129,16 @@ class MarkdownStore:
         """
         return self._load(path, errors="replace")[0]
 
-    def read_bytes(self, path: str) -> bytes:
+    def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
         """The file's exact bytes (no decoding, line endings as stored).
 
+        Only a regular file is read, never through a symlink swapped in after the guard.
+
         Raises:
-            MemoryPathError: when the path is refused or the file does not exist.
+            MemoryPathError: when the path is refused, the file does not exist or is not a regular file.
+            MemoryStoreError: when it is over ``max_bytes`` or cannot be read.
         """
-        target = self.resolve(path)
-        try:
-            return target.read_bytes()
-        except FileNotFoundError as exc:
-            raise MemoryPathError(f"Memory file {self.relpath(path)!r} does not exist") from exc
-        except IsADirectoryError as exc:
-            raise MemoryPathError(f"{self.relpath(path)!r} is a directory, not a memory file") from exc
-        except OSError as exc:
-            raise MemoryStoreError(f"Cannot read {self.relpath(path)!r}: {exc}") from exc
+        return read_beneath(self.root, resolve_alias(path), max_bytes=max_bytes)
 
     def read_lines(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Lines ``start_line..end_line`` (1-based, inclusive) with their newlines.
@@ -215,9 +215,9 @@ class MarkdownStore:
     def write(self, path: str, content: str) -> None:
         """Replace the file's whole content atomically (creating it and its folders)."""
         with self._locked():
-            target = self._writable(path)
-            crlf = target.is_file() and self._load(path, errors="surrogateescape")[1]
-            self._save(target, _clean(content), crlf)
+            rel = self._writable(path)
+            crlf = self.exists(rel) and self._load(rel, errors="surrogateescape")[1]
+            self._save(rel, _clean(content), crlf)
 
     def append(self, path: str, content: str) -> None:
         """Append ``content`` as a new line (or lines) at the end of the file.
@@ -231,11 +231,11 @@ class MarkdownStore:
         if not addition.endswith("\n"):
             addition += "\n"
         with self._locked():
-            target = self._writable(path)
-            old, crlf = self._load(path, errors="surrogateescape") if target.is_file() else ("", False)
+            rel = self._writable(path)
+            old, crlf = self._load(rel, errors="surrogateescape") if self.exists(rel) else ("", False)
             if old and not old.endswith("\n"):
                 old += "\n"
-            self._save(target, old + addition, crlf)
+            self._save(rel, old + addition, crlf)
 
     def edit(self, path: str, old_text: str, new_text: str) -> bool:
         """Replace the first exact occurrence of ``old_text``; False when absent or no file.
@@ -262,12 +262,12 @@ class MarkdownStore:
                 store.update("counter.md", lambda old: str(int(old or "0") + 1))
         """
         with self._locked():
-            target = self._writable(path)
-            old, crlf = self._load(path, errors="replace") if target.is_file() else (None, False)
+            rel = self._writable(path)
+            old, crlf = self._load(rel, errors="replace") if self.exists(rel) else (None, False)
             new = fn(old)
             if new is None or new == old:
                 return False
-            self._save(target, _clean(new), crlf)
+            self._save(rel, _clean(new), crlf)
             return True
 
     def delete(self, path: str, text: str) -> bool:
@@ -287,14 +287,14 @@ class MarkdownStore:
         """Rewrite the file around the first occurrence of ``needle``, under the lock."""
         wanted = _clean(needle)
         with self._locked():
-            target = self._writable(path)
-            if not target.is_file():
+            rel = self._writable(path)
+            if not self.exists(rel):
                 return False
-            content, crlf = self._load(path, errors="surrogateescape")
+            content, crlf = self._load(rel, errors="surrogateescape")
             at = content.find(wanted)
             if at < 0:
                 return False
-            self._save(target, change(content, at, at + len(wanted)), crlf)
+            self._save(rel, change(content, at, at + len(wanted)), crlf)
             return True
 
     def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
@@ -324,15 +324,8 @@ class MarkdownStore:
 
     def remove(self, path: str) -> bool:
         """Delete a memory file under the write lock; False when it does not exist."""
-        target = self.resolve(path)
         with self._locked():
-            try:
-                target.unlink()
-            except FileNotFoundError:
-                return False
-            except OSError as exc:
-                raise MemoryStoreError(f"Cannot delete {self.relpath(path)!r}: {exc}") from exc
-        return True
+            return remove_beneath(self.root, self.relpath(path))
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """The store's cross-process write lock, for a read-check-write cycle of your own.
@@ -354,16 +347,12 @@ class MarkdownStore:
                 "another process is writing, or remove a stale lock file"
             ) from exc
 
-    def _writable(self, path: str) -> Path:
-        target = self.resolve(path)
-        if target.is_dir():
-            raise MemoryPathError(f"{self.relpath(path)!r} is a directory, not a memory file")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise MemoryStoreError(f"Cannot create the folder for {self.relpath(path)!r}: {exc}") from exc
-        # Re-check: a folder created above could not redirect us, but one swapped in meanwhile could.
-        return self.resolve(path)
+    def _writable(self, path: str) -> str:
+        """The checked relative path of a file to write; a folder in its place is refused."""
+        rel = self.relpath(path)
+        if self.resolve(rel).is_dir():
+            raise MemoryPathError(f"{rel!r} is a directory, not a memory file")
+        return rel
 
     def _load(self, path: str, *, errors: str) -> tuple[str, bool]:
         """The file's text with CRLF as LF, and whether it used CRLF throughout."""
@@ -372,21 +361,14 @@ class MarkdownStore:
         crlf = crlf_count > 0 and crlf_count == text.count("\n")
         return text.replace("\r\n", "\n"), crlf
 
-    def _save(self, target: Path, text: str, crlf: bool) -> None:
-        """Atomically replace ``target`` with ``text``, keeping its permission bits."""
+    def _save(self, rel: str, text: str, crlf: bool) -> None:
+        """Atomically replace the file with ``text``, keeping its permission bits."""
         data = (text.replace("\n", "\r\n") if crlf else text).encode("utf-8", errors="surrogateescape")
         try:
-            mode = stat_module.S_IMODE(os.stat(target).st_mode)
-        except FileNotFoundError:
-            mode = 0o666 & ~current_umask()
-        except OSError as exc:
-            raise MemoryStoreError(f"Cannot write {target.name!r}: {exc}") from exc
-        try:
-            with atomic_output(target, mode=mode) as handle:
-                handle.write(data)
+            replace_beneath(self.root, rel, data, default_mode=0o666 & ~current_umask())
         except OSError as exc:
             raise MemoryStoreError(
-                f"Could not write memory file {target.name!r} ({exc.strerror or exc}); "
+                f"Could not write memory file {rel!r} ({exc.strerror or exc}); "
                 "the previous content is unchanged"
             ) from exc
 

@@ -215,7 +215,7 @@ def test_failed_replace_keeps_old_content_and_cleans_up(
 ) -> None:
     store.write("x.md", "old\n")
 
-    def boom(src: str, dst: object) -> None:
+    def boom(src: str, dst: object, **kwargs: object) -> None:
         raise PermissionError(errno.EACCES, "Permission denied")
 
     monkeypatch.setattr(os, "replace", boom)
@@ -246,7 +246,7 @@ def test_non_oserror_failure_also_cleans_temp_file(
 ) -> None:
     store.write("x.md", "old\n")
 
-    def broken(src: str, dst: object) -> None:
+    def broken(src: str, dst: object, **kwargs: object) -> None:
         raise RuntimeError("injected")
 
     monkeypatch.setattr(os, "replace", broken)

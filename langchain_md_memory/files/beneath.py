@@ -1,0 +1,205 @@
+"""Open and replace files inside the memory folder without following a symlink after the guard.
+
+The path guard (:func:`~langchain_md_memory.files.paths.resolve_memory_path`)
+resolves a path once; a folder swapped for a symlink after that check must not
+redirect the read or the write. So every step is taken from an open directory
+descriptor with ``O_NOFOLLOW``: a symlink met on the way is refused, not
+followed. Only regular files are opened: a FIFO, socket or device is refused
+at once, never waited on (``O_NONBLOCK``).
+
+Example:
+    .. code-block:: python
+
+        data = read_beneath(Path("memory"), "MEMORY.md", max_bytes=10_000_000)
+        replace_beneath(Path("memory"), "MEMORY.md", data + b"- new fact\\n")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import MemoryPathError, MemoryStoreError
+from .atomic import atomic_output
+from .paths import resolve_memory_path
+
+__all__ = ["is_regular_beneath", "read_beneath", "remove_beneath", "replace_beneath"]
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# Walking by descriptors needs dir_fd support (POSIX); elsewhere the resolved path is opened directly.
+_BY_DESCRIPTOR = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
+
+
+def _parts(root: Path, rel: str) -> tuple[Path, list[str]]:
+    """The real root and the path's components below it, after the guard."""
+    base = Path(os.path.realpath(root))
+    target = resolve_memory_path(base, rel)
+    return base, list(target.relative_to(base).parts)
+
+
+@contextlib.contextmanager
+def _folder(base: Path, folders: list[str], *, create: bool, rel: str) -> Iterator[int]:
+    """A descriptor of ``base/folders``, each step opened with ``O_NOFOLLOW`` (created when asked)."""
+    fd = os.open(base, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        for name in folders:
+            try:
+                step = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, dir_fd=fd)
+                step = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            except OSError as exc:
+                raise MemoryPathError(
+                    f"{rel!r} is not reachable inside the memory directory: {name!r} is not a plain folder"
+                ) from exc
+            os.close(fd)
+            fd = step
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _refuse_special(mode: int, rel: str) -> None:
+    if stat.S_ISDIR(mode):
+        raise MemoryPathError(f"{rel!r} is a directory, not a memory file")
+    if not stat.S_ISREG(mode):
+        raise MemoryPathError(f"{rel!r} is not a regular file (a FIFO, socket or device): refused")
+
+
+def read_beneath(root: Path, rel: str, *, max_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file ``root/rel``.
+
+    Raises:
+        MemoryPathError: missing, a directory, a special file, or reached through a symlink swapped in.
+        MemoryStoreError: over ``max_bytes``, or unreadable.
+    """
+    base, parts = _parts(root, rel)
+    try:
+        if _BY_DESCRIPTOR:
+            with _folder(base, parts[:-1], create=False, rel=rel) as folder:
+                fd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=folder)
+        else:
+            fd = os.open(base.joinpath(*parts), os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    except FileNotFoundError as exc:
+        raise MemoryPathError(f"Memory file {rel!r} does not exist") from exc
+    except IsADirectoryError as exc:
+        raise MemoryPathError(f"{rel!r} is a directory, not a memory file") from exc
+    except MemoryPathError:
+        raise
+    except OSError as exc:
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket or a device without a reader
+            raise MemoryPathError(
+                f"{rel!r} is not a regular file (a FIFO, socket or device): refused"
+            ) from exc
+        if exc.errno == errno.ELOOP:
+            raise MemoryPathError(f"{rel!r} became a symlink after the path check: refused") from exc
+        raise MemoryPathError(f"Cannot open {rel!r}: {exc.strerror or exc}") from exc
+    try:
+        info = os.fstat(fd)
+        _refuse_special(info.st_mode, rel)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise MemoryStoreError(
+                f"{rel!r} is {info.st_size} bytes, over the limit of {max_bytes} (max_file_bytes)"
+            )
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise MemoryStoreError(f"Cannot read {rel!r}: {exc.strerror or exc}") from exc
+
+
+def is_regular_beneath(root: Path, rel: str) -> bool:
+    """True when ``root/rel`` exists and is a regular file; a special file or a folder is refused."""
+    base, parts = _parts(root, rel)
+    try:
+        if _BY_DESCRIPTOR:
+            with _folder(base, parts[:-1], create=False, rel=rel) as folder:
+                info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+        else:
+            info = os.lstat(base.joinpath(*parts))
+    except FileNotFoundError:
+        return False
+    except (NotADirectoryError, MemoryPathError):
+        return False
+    if stat.S_ISLNK(info.st_mode):  # a symlink the guard resolved inside root: check what it names
+        return is_regular_beneath(base, os.path.relpath(os.path.realpath(base.joinpath(*parts)), base))
+    _refuse_special(info.st_mode, rel)
+    return True
+
+
+def replace_beneath(root: Path, rel: str, data: bytes, *, default_mode: int) -> None:
+    """Replace ``root/rel`` with ``data`` at once: a temp file beside it, fsync, rename, fsync the folder.
+
+    Folders are created as needed, none followed through a symlink. The file keeps its permission
+    bits (``default_mode`` for a new one). An existing special file is refused, never replaced.
+    """
+    base, parts = _parts(root, rel)
+    if not _BY_DESCRIPTOR:
+        _replace_by_path(base.joinpath(*parts), data, default_mode=default_mode, rel=rel)
+        return
+    with _folder(base, parts[:-1], create=True, rel=rel) as folder:
+        name = parts[-1]
+        try:
+            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            mode = default_mode
+        else:
+            if not stat.S_ISLNK(info.st_mode):
+                _refuse_special(info.st_mode, rel)
+            mode = stat.S_IMODE(info.st_mode)
+        temp = f".{name}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fchmod(handle.fileno(), mode)  # the create mode was cut by the umask
+                os.fsync(handle.fileno())
+            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=folder)
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(folder)
+
+
+def remove_beneath(root: Path, rel: str) -> bool:
+    """Delete ``root/rel`` (never through a symlink swapped in); False when it does not exist."""
+    base, parts = _parts(root, rel)
+    try:
+        if _BY_DESCRIPTOR:
+            with _folder(base, parts[:-1], create=False, rel=rel) as folder:
+                os.unlink(parts[-1], dir_fd=folder)
+        else:
+            os.unlink(base.joinpath(*parts))
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise MemoryStoreError(f"Cannot delete {rel!r}: {exc.strerror or exc}") from exc
+    return True
+
+
+def _replace_by_path(target: Path, data: bytes, *, default_mode: int, rel: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.lstat(target).st_mode)
+        _refuse_special(os.lstat(target).st_mode, rel)
+    except FileNotFoundError:
+        mode = default_mode
+    with atomic_output(target, mode=mode) as handle:
+        handle.write(data)
