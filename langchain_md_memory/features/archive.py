@@ -27,9 +27,11 @@ Example:
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
 import logging
+import lzma
 import os
 import shutil
 import stat
@@ -57,6 +59,10 @@ ARCHIVE_NAME = "memory.tar.gz"
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_FILES = 20_000
 DEFAULT_MAX_MEMBER_BYTES = 32 * 1024 * 1024
+# Extended headers (PAX, GNU long names) are a few hundred bytes; tarfile reads them whole into memory.
+MAX_HEADER_BYTES = 1024 * 1024
+# More than this many uncompressed bytes per compressed byte (beyond the first MiB) is a bomb.
+MAX_COMPRESSION_RATIO = 200
 
 _FILE_MODE = 0o644
 
@@ -128,8 +134,10 @@ def import_archive(
     existing = _existing_memory_files(target)
     if existing and not overwrite:
         raise ArchiveError(f"{str(target)!r} already holds {len(existing)} memory file(s) "
-                           f"(e.g. {existing[0]!r}); pass overwrite=True to replace same-named files")
+                           f"(e.g. {existing[0]!r}); import with overwrite (--overwrite) to replace "
+                           "same-named files")
     try:
+        _prescan(Path(path), max_bytes=max_bytes, max_files=max_files, max_member_bytes=max_member_bytes)
         with tarfile.open(Path(path), mode="r:*") as tar:
             members = _checked_members(tar, max_bytes=max_bytes, max_files=max_files,
                                        max_member_bytes=max_member_bytes)
@@ -142,7 +150,9 @@ def import_archive(
                 _move_in(staging, target, sorted(members))
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-    except (tarfile.TarError, EOFError, gzip.BadGzipFile) as exc:
+    except (tarfile.TarError, EOFError, gzip.BadGzipFile, lzma.LZMAError, ValueError) as exc:
+        if isinstance(exc, ArchiveError):
+            raise
         raise ArchiveError(f"Cannot read the archive {str(path)!r}: {exc}") from exc
     except OSError as exc:
         raise ArchiveError(f"Import into {str(target)!r} failed ({exc}); nothing was imported") from exc
@@ -187,6 +197,72 @@ def _member(name: str, size: int, mtime: int) -> tarfile.TarInfo:
 
 
 # -- import -------------------------------------------------------------------------
+
+
+def _open_stream(path: Path) -> io.BufferedIOBase:
+    with path.open("rb") as probe:
+        magic = probe.read(6)
+    if magic.startswith(b"\x1f\x8b"):
+        return gzip.open(path, "rb")
+    if magic.startswith(b"BZh"):
+        return bz2.open(path, "rb")
+    if magic.startswith(b"\xfd7zXZ\x00"):
+        return lzma.open(path, "rb")
+    return path.open("rb")
+
+
+def _header_size(block: bytes) -> int:
+    field = block[124:136]
+    if field[0] & 0x80:  # GNU base-256
+        return int.from_bytes(field[1:], "big")
+    digits = field.split(b"\0", 1)[0].strip() or b"0"
+    try:
+        return int(digits, 8)
+    except ValueError as exc:
+        raise ArchiveError("Refused archive: a member header has an unreadable size field") from exc
+
+
+def _prescan(path: Path, *, max_bytes: int, max_files: int, max_member_bytes: int) -> None:
+    """Walk the raw tar headers and refuse oversized ones before :mod:`tarfile` parses anything.
+
+    :mod:`tarfile` reads an extended (PAX) header whole before any cap of ours applies, so a small
+    archive declaring a 1 GB header would cost minutes and gigabytes. This reads 512-byte blocks,
+    skips member data, and stops at the first header, member, count, total or compression ratio
+    over its cap.
+    """
+    compressed = max(path.stat().st_size, 1)
+    total = files = read = 0
+    with _open_stream(path) as stream:
+        while True:
+            block = stream.read(512)
+            read += len(block)
+            if len(block) < 512 or not block.strip(b"\0"):
+                return  # end of archive (or a truncated one, which tarfile then reports)
+            size, kind = _header_size(block), block[156:157]
+            name = block[:100].split(b"\0", 1)[0].decode("utf-8", "replace")
+            if kind in (b"x", b"g", b"L", b"K"):
+                if size > MAX_HEADER_BYTES:
+                    raise ArchiveError(f"Refused archive: an extended header declares {size} bytes "
+                                       f"(over {MAX_HEADER_BYTES})")
+            elif kind in (b"0", b"\0", b"7"):
+                files += 1
+                total += size
+                if size > max_member_bytes:
+                    raise ArchiveError(f"Refused archive member {name!r}: {size} bytes, over "
+                                       f"max_member_bytes={max_member_bytes}")
+                if total > max_bytes:
+                    raise ArchiveError(f"Refused archive: more than max_bytes={max_bytes} bytes uncompressed")
+                if files > max_files:
+                    raise ArchiveError(f"Refused archive: more than max_files={max_files} files")
+            remaining = -(-size // 512) * 512
+            while remaining:
+                chunk = stream.read(min(remaining, 1 << 20))
+                if not chunk:
+                    return
+                remaining -= len(chunk)
+                read += len(chunk)
+            if read > (1 << 20) + MAX_COMPRESSION_RATIO * compressed:
+                raise ArchiveError(f"Refused archive: it expands over {MAX_COMPRESSION_RATIO} times its size")
 
 
 def _checked_members(tar: tarfile.TarFile, *, max_bytes: int, max_files: int,
