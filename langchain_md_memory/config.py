@@ -90,6 +90,16 @@ class MemoryConfig(_Frozen):
     # Upper bound on files stat()-ed before a search to catch outside edits
     # (~13 µs a file here); 0 turns the check off (rely on the watcher).
     stat_check_max_files: int = Field(2000, ge=0)
+    # Limits on what a write may bring in and what the index reads (a search never stalls on a
+    # huge file): each error names the limit it hit.
+    max_write_bytes: int = Field(1_000_000, ge=1)
+    """Most UTF-8 bytes one append, edit or write may add."""
+    max_file_bytes: int = Field(10_000_000, ge=1)
+    """Larger Markdown files are not indexed (``status()["skipped_files"]`` says which and why)."""
+    max_path_depth: int = Field(16, ge=1, le=64)
+    """Most folders a memory file may sit in below the memory folder."""
+    max_name_bytes: int = Field(255, ge=8, le=255)
+    """Longest file or folder name, in UTF-8 bytes (255 is what file systems allow)."""
 
     @model_validator(mode="after")
     def _check_overlap(self) -> MemoryConfig:

@@ -74,7 +74,8 @@ class MemoryCore:
         if not isinstance(config, MemoryConfig):
             config = MemoryConfig.model_validate(config or {})
         self.config = config
-        self.store = MarkdownStore(memory_dir, recursive=recursive)
+        self.store = MarkdownStore(memory_dir, recursive=recursive, max_path_depth=config.max_path_depth,
+                                   max_name_bytes=config.max_name_bytes)
         self.store.sweep_temp_files()
         # An existing client is shared as is (the global memory reuses its project's).
         self.embedder: EmbeddingClient | None = embeddings if isinstance(embeddings, EmbeddingClient) else (
@@ -200,12 +201,14 @@ class MemoryCore:
         path = self._writable(file)
         if not content or not content.strip():
             raise MemoryInputError("content is empty: give the text to remember")
+        self._check_size(content)
         self.store.append(path, content)
         self.mark_changed()
         return path
 
     def edit(self, old_text: str, new_text: str, file: str = "long_term") -> bool:
         """Replace the first exact occurrence of ``old_text``; False when absent."""
+        self._check_size(new_text)
         return self._changed(self.store.edit(self._writable(file), old_text, new_text))
 
     def delete(self, text: str, file: str = "long_term") -> bool:
@@ -215,6 +218,7 @@ class MemoryCore:
     def write(self, file: str, content: str) -> str:
         """Replace a memory file's whole content atomically; returns its relative path."""
         path = self._writable(file)
+        self._check_size(content)
         self.store.write(path, content)
         self.mark_changed()
         return path
@@ -258,6 +262,14 @@ class MemoryCore:
     def mark_changed(self) -> None:
         """Note that the Markdown changed; the next search syncs first."""
         self.indexer.mark_dirty()
+
+    def _check_size(self, text: str) -> None:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > self.config.max_write_bytes:
+            raise MemoryInputError(
+                f"content is {size} bytes, over max_write_bytes={self.config.max_write_bytes}: "
+                "write a shorter summary of what to remember"
+            )
 
     def _changed(self, changed: bool) -> bool:
         if changed:
@@ -326,6 +338,7 @@ class MemoryCore:
             "embedding_identity": identity,
             "identity_changed_from": self.indexer.identity_changed_from,
             "embedding_error": self.indexer.embedding_error,
+            "skipped_files": dict(self.indexer.skipped),
             "index_fallback": self.index_fallback,
             "dirty": self.indexer.dirty,
             "last_sync": self.indexer.last_sync,

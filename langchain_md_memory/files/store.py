@@ -23,7 +23,6 @@ import logging
 import os
 import re
 import stat as stat_module
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -39,6 +38,7 @@ from .paths import (
     resolve_alias,
     resolve_memory_path,
 )
+from .scan import scan_folder, sweep_temp_files
 
 __all__ = ["LOCK_FILE", "MarkdownStore"]
 
@@ -74,7 +74,8 @@ class MarkdownStore:
             assert store.list_files() == ["goals.md"]
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, recursive: bool = True) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, recursive: bool = True, max_path_depth: int = 16,
+                 max_name_bytes: int = 255) -> None:
         """Open (creating, with parents) the memory directory ``root``.
 
         ``recursive=False`` lists only root-level files (the global memory,
@@ -89,17 +90,37 @@ class MarkdownStore:
             raise MemoryStoreError(f"The memory directory {str(path)!r} is not a directory")
         self.root: Path = path.resolve()
         self.recursive = recursive
+        self.max_path_depth = max_path_depth
+        self.max_name_bytes = max_name_bytes
         self._lock = FileLock(str(self.root / LOCK_FILE), timeout=_LOCK_TIMEOUT_S)
 
     # -- paths ----------------------------------------------------------------------
 
     def resolve(self, path: str) -> Path:
         """Absolute path of ``path`` (aliases allowed) inside the root; the one guard."""
-        return resolve_memory_path(self.root, resolve_alias(path))
+        return resolve_memory_path(self.root, self.relpath(path))
 
     def relpath(self, path: str) -> str:
-        """``path`` with aliases resolved, as a normalised POSIX relative path."""
-        return normalize_relpath(resolve_alias(path))
+        """``path`` with aliases resolved, as a normalised POSIX relative path within the limits.
+
+        Raises:
+            MemoryPathError: malformed, or deeper than ``max_path_depth`` folders, or a name over
+                ``max_name_bytes`` bytes.
+        """
+        rel = normalize_relpath(resolve_alias(path))
+        parts = rel.split("/")
+        if len(parts) - 1 > self.max_path_depth:
+            raise MemoryPathError(
+                f"Path is {len(parts) - 1} folders deep, over max_path_depth={self.max_path_depth}: "
+                f"{rel[:80]!r}..."
+            )
+        for name in parts:
+            if len(name.encode("utf-8", "surrogatepass")) > self.max_name_bytes:
+                raise MemoryPathError(
+                    f"Name {name[:40]!r}... is over max_name_bytes={self.max_name_bytes} bytes: "
+                    "use a shorter name"
+                )
+        return rel
 
     def exists(self, path: str) -> bool:
         """True when ``path`` names an existing regular file.
@@ -176,39 +197,9 @@ class MarkdownStore:
         Only symlinks pay for the full guard (``realpath``): a regular file met
         while walking the real tree under root is inside it by construction.
         """
-        found: dict[str, tuple[int, int]] = {}
         wanted = is_memory_file if include_unindexed else is_managed_file
-        self._scan_dir(str(self.root), "", found, wanted)
-        return found
-
-    def _scan_dir(self, directory: str, base: str, found: dict[str, tuple[int, int]],
-                  wanted: Callable[[str], bool]) -> None:
-        try:
-            entries = list(os.scandir(directory))
-        except OSError as exc:
-            logger.debug("cannot list %s: %s", directory, exc)
-            return
-        for entry in entries:
-            rel = base + entry.name
-            if entry.name.startswith((".", "~", "#")) and not (wanted is is_memory_file and wanted(rel)):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if self.recursive:
-                        self._scan_dir(entry.path, rel + "/", found, wanted)
-                    continue
-                if not wanted(rel):
-                    continue
-                if entry.is_symlink():
-                    st = os.stat(self.resolve(rel))
-                else:
-                    normalize_relpath(rel)
-                    st = entry.stat(follow_symlinks=False)
-            except (MemoryPathError, OSError):
-                logger.debug("skipping %s: outside the memory directory or malformed", rel)
-                continue
-            if stat_module.S_ISREG(st.st_mode):
-                found[rel] = (st.st_mtime_ns, st.st_size)
+        depth = self.max_path_depth if self.recursive else 0
+        return scan_folder(self.root, wanted, max_depth=depth, resolve=self.resolve)
 
     # -- writing --------------------------------------------------------------------
 
@@ -304,23 +295,7 @@ class MarkdownStore:
         ``.<name>.<random>.tmp`` behind. It is never read as memory, but it
         would pile up; a live writer's temp file is seconds old, never an hour.
         """
-        cutoff = time.time() - max_age_s
-        removed = 0
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if not d.startswith((".", "~", "#"))]
-            for name in filenames:
-                if not (name.startswith(".") and name.endswith(".tmp")):
-                    continue
-                path = os.path.join(dirpath, name)
-                try:
-                    if os.lstat(path).st_mtime < cutoff:
-                        os.unlink(path)
-                        removed += 1
-                except OSError:
-                    continue
-        if removed:
-            logger.info("removed %d stale temp files of interrupted writes under %s", removed, self.root)
-        return removed
+        return sweep_temp_files(self.root, max_age_s)
 
     def remove(self, path: str) -> bool:
         """Delete a memory file under the write lock; False when it does not exist."""

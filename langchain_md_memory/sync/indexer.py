@@ -109,6 +109,8 @@ class Indexer:
         self._recent: list[str] = []
         self.last_sync: float | None = None
         self.identity_changed_from: str | None = None
+        self.skipped: dict[str, str] = {}
+        """Files left out of the index, and why (e.g. over ``max_file_bytes``)."""
         self.embedding_error: str | None = None
 
     @property
@@ -232,6 +234,16 @@ class Indexer:
         if stat is None:
             return None
         old = self.index.file_state(path)
+        if stat[1] > self.config.max_file_bytes:
+            # Never read a huge file into a search's sync; say so in status instead.
+            reason = f"{stat[1]} bytes, over max_file_bytes={self.config.max_file_bytes}"
+            if self.skipped.get(path) != reason:
+                logger.warning("not indexing %s: %s", path, reason)
+            self.skipped[path] = reason
+            if old is not None:
+                c.chunks_removed += self.index.remove_file(path)
+            return stat
+        self.skipped.pop(path, None)
         if not force and old is not None and (old.mtime_ns, old.size) == stat:
             return stat  # another process indexed this very version meanwhile
         try:

@@ -1,0 +1,91 @@
+"""Walking a memory folder: which Markdown files it holds, and sweeping temp files of killed writers.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.files.paths import is_managed_file
+        from langchain_md_memory.files.scan import scan_folder
+
+        found = scan_folder(Path("memory"), is_managed_file, max_depth=16, resolve=store.resolve)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat as stat_module
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import MemoryPathError
+from .paths import is_memory_file, normalize_relpath
+
+__all__ = ["scan_folder", "sweep_temp_files"]
+
+logger = logging.getLogger(__name__)
+
+
+def scan_folder(root: Path, wanted: Callable[[str], bool], *, max_depth: int,
+                resolve: Callable[[str], Path]) -> dict[str, tuple[int, int]]:
+    """Every wanted regular file under ``root`` with its ``(mtime_ns, size)``, from one walk.
+
+    Hidden entries are skipped (but for the unindexed store files when ``wanted`` is
+    ``is_memory_file``), folders deeper than ``max_depth`` are not entered, and only
+    symlinks pay for the full guard (``resolve``): a regular file met while walking
+    the real tree under root is inside it by construction.
+    """
+    found: dict[str, tuple[int, int]] = {}
+    _scan_dir(str(root), "", found, wanted, max_depth, resolve)
+    return found
+
+
+def _scan_dir(directory: str, base: str, found: dict[str, tuple[int, int]], wanted: Callable[[str], bool],
+          max_depth: int, resolve: Callable[[str], Path]) -> None:
+    try:
+        entries = list(os.scandir(directory))
+    except OSError as exc:
+        logger.debug("cannot list %s: %s", directory, exc)
+        return
+    for entry in entries:
+        rel = base + entry.name
+        if entry.name.startswith((".", "~", "#")) and not (wanted is is_memory_file and wanted(rel)):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if rel.count("/") < max_depth:
+                    _scan_dir(entry.path, rel + "/", found, wanted, max_depth, resolve)
+                continue
+            if not wanted(rel):
+                continue
+            if entry.is_symlink():
+                st = os.stat(resolve(rel))
+            else:
+                normalize_relpath(rel)
+                st = entry.stat(follow_symlinks=False)
+        except (MemoryPathError, OSError):
+            logger.debug("skipping %s: outside the memory directory or malformed", rel)
+            continue
+        if stat_module.S_ISREG(st.st_mode):
+            found[rel] = (st.st_mtime_ns, st.st_size)
+
+
+def sweep_temp_files(root: Path, max_age_s: float = 3600.0) -> int:
+    """Delete ``.<name>.<random>.tmp`` files older than ``max_age_s`` under ``root``; returns how many."""
+    cutoff = time.time() - max_age_s
+    removed = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "~", "#"))]
+        for name in filenames:
+            if not (name.startswith(".") and name.endswith(".tmp")):
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                if os.lstat(path).st_mtime < cutoff:
+                    os.unlink(path)
+                    removed += 1
+            except OSError:
+                continue
+    if removed:
+        logger.info("removed %d stale temp files of interrupted writes under %s", removed, root)
+    return removed

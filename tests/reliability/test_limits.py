@@ -1,0 +1,77 @@
+"""Limits that keep hostile sizes out: each refusal names the limit, and nothing is half-written.
+
+Before the limits: a 50 MB memory_update content was accepted and the next search blocked for
+92 s; a 211 MB Markdown file made the first search take 762 s; a path 2,000 folders deep
+raised RecursionError out of the tool; an over-long name gave a raw [Errno 36] with the
+host's absolute path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from langchain_md_memory import MarkdownMemory, MemoryInputError, MemoryPathError, create_memory_tools
+
+
+@pytest.fixture
+def mem(memory_dir: Path):
+    with MarkdownMemory(memory_dir, embeddings="none") as memory:
+        memory.append("- Keeps a cash buffer of six months")
+        yield memory
+
+
+def _run(mem: MarkdownMemory, name: str, **args: object) -> str:
+    tool = next(t for t in create_memory_tools(mem) if t.name == name)
+    return str(tool.invoke(args))
+
+
+def test_fifty_megabytes_of_content_are_refused_and_the_file_is_untouched(mem: MarkdownMemory) -> None:
+    before = (mem.memory_dir / "MEMORY.md").read_bytes()
+    big = "x" * (50 * 1024 * 1024)
+    with pytest.raises(MemoryInputError, match="max_write_bytes=1000000"):
+        mem.append(big)
+    reply = _run(mem, "memory_update", content=big)
+    assert "max_write_bytes" in reply and len(reply) < 500
+    assert (mem.memory_dir / "MEMORY.md").read_bytes() == before
+    assert mem.search("cash buffer")
+
+
+def test_a_file_over_max_file_bytes_is_not_indexed_and_status_says_why(memory_dir: Path) -> None:
+    with MarkdownMemory(memory_dir, embeddings="none", config={"max_file_bytes": 100_000}) as mem:
+        mem.append("- Keeps a cash buffer of six months")
+        (memory_dir / "dump.md").write_text("needle " * 50_000)  # 350 kB
+        assert [h.path for h in mem.search("cash buffer")] == ["MEMORY.md"]
+        assert mem.search("needle") == []
+        assert "over max_file_bytes=100000" in mem.status()["skipped_files"]["dump.md"]
+        (memory_dir / "dump.md").write_text("needle in a small file\n")
+        assert [h.path for h in mem.search("needle")] == ["dump.md"]
+        assert mem.status()["skipped_files"] == {}
+
+
+def test_a_deep_path_gets_an_error_the_model_can_read(mem: MarkdownMemory) -> None:
+    deep = "d/" * 2000 + "x.md"
+    with pytest.raises(MemoryPathError, match="max_path_depth=16"):
+        mem.append("x", file=deep)
+    for name, args in (("memory_update", {"content": "x", "file": deep}), ("memory_get", {"path": deep})):
+        assert "max_path_depth" in _run(mem, name, **args)
+    assert not (mem.memory_dir / "d").exists()
+
+
+def test_an_over_long_name_says_so_without_the_hosts_path(mem: MarkdownMemory) -> None:
+    long_name = "a" * 300 + ".md"
+    calls = (("memory_update", {"content": "x", "file": long_name}), ("memory_get", {"path": long_name}))
+    for name, args in calls:
+        reply = _run(mem, name, **args)
+        assert "max_name_bytes=255" in reply and str(mem.memory_dir) not in reply and "Errno" not in reply
+
+
+def test_a_deep_tree_on_disk_is_walked_without_recursion_errors(memory_dir: Path) -> None:
+    deep = memory_dir.joinpath(*["d"] * 40)
+    deep.mkdir(parents=True)
+    (deep / "x.md").write_text("- buried\n")
+    (memory_dir / "MEMORY.md").write_text("- on top\n")
+    with MarkdownMemory(memory_dir, embeddings="none") as mem:
+        assert [h.path for h in mem.search("on top")] == ["MEMORY.md"]
+        assert mem.search("buried") == []  # deeper than max_path_depth: not memory
