@@ -19,10 +19,12 @@ import sys
 import textwrap
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
+from .embeddings.providers import chat_model
 from .errors import MemoryInputError, MemoryStoreError
 from .memory import MarkdownMemory
+from .secrets import scrub
 from .sync.indexer import SyncStats
 from .types import MemorySearchResult
 
@@ -100,7 +102,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _COMMANDS[args.command](mem, args, out, err)
     except (MemoryStoreError, ValueError, OSError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"md-memory: error: {message}", file=err)
+        print(f"md-memory: error: {scrub(message)}", file=err)
         return 2
 
 
@@ -174,11 +176,7 @@ def _dream(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: Text
         print(f"md-memory: error: dream needs --model (e.g. openai:gpt-4o-mini) or ${_DREAM_MODEL_ENV}",
               file=err)
         return 2
-    model = _chat_model(args.model)
-    if model is None:
-        print("md-memory: error: dream needs the 'langchain' package to load --model (pip install langchain)",
-              file=err)
-        return 2
+    model = chat_model(args.model)
     result = mem.dream(model, force=args.force, min_sessions=args.min_sessions,
                        min_interval=dt.timedelta(hours=args.min_interval_hours))
     if args.json:
@@ -189,18 +187,6 @@ def _dream(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: Text
         if result.backup is not None:
             print(f"previous MEMORY.md kept in {result.backup}", file=out)
     return 0 if result.ok else 1
-
-
-def _chat_model(spec: str) -> Any:
-    """A chat model from ``provider:model``, or None when langchain is not installed."""
-    try:
-        from langchain.chat_models import init_chat_model
-    except ImportError:
-        return None
-    try:
-        return init_chat_model(spec)
-    except ImportError as exc:  # the provider's integration package is missing
-        raise MemoryInputError(f"cannot load model {spec!r}: {exc}") from exc
 
 
 def _export(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -43,6 +43,7 @@ from .index.handle import IndexHandle
 from .index.schema import index_error
 from .search.pipeline import RankedResults, Recall, rank
 from .search.retrieve import query_vector, retrieve
+from .secrets import scrub
 from .sync.indexer import Indexer, ProgressFn, SyncStats, index_identity
 from .sync.verify import VerifyReport, verify_index
 from .sync.watcher import MemoryWatcher
@@ -344,7 +345,8 @@ class MemoryCore:
             "last_sync": self.indexer.last_sync,
             "watching": self.watching,
             "watcher_syncs": None if self.watcher is None else self.watcher.sync_count,
-            "watcher_error": None if self.watcher is None else self.watcher.last_error,
+            "watcher_error": None if self.watcher is None or self.watcher.last_error is None
+            else scrub(self.watcher.last_error),
         }
 
     # -- watching -------------------------------------------------------------------

@@ -32,7 +32,7 @@ from langchain_core.embeddings import Embeddings
 from ..errors import EmbeddingError, MemoryInputError
 from .client import EmbeddingClient
 
-__all__ = ["DEFAULT_OPENAI_MODEL", "resolve_embeddings"]
+__all__ = ["DEFAULT_OPENAI_MODEL", "chat_model", "resolve_embeddings"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,13 +59,89 @@ async def _astrip_credentials(request: Any) -> None:
     _strip_credentials(request)
 
 
+def _openai_base(base_url: str | None, env: Mapping[str, str]) -> str:
+    return base_url or env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE") or _DEFAULT_OPENAI_BASE
+
+
+def _keyless_clients() -> dict[str, Any]:
+    """HTTP clients that strip the credential headers from every request before it leaves."""
+    import openai
+
+    return {
+        "http_client": openai.DefaultHttpxClient(event_hooks={"request": [_strip_credentials]}),
+        "http_async_client": openai.DefaultAsyncHttpxClient(event_hooks={"request": [_astrip_credentials]}),
+    }
+
+
+# Provider -> (its own host, the environment variables that redirect it). The environment's key
+# goes only to the provider's own host; see chat_model().
+_PROVIDER_HOSTS = {
+    "anthropic": ("api.anthropic.com", ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_URL")),
+    "google_genai": ("generativelanguage.googleapis.com", ("GOOGLE_API_BASE",)),
+    "mistralai": ("api.mistral.ai", ("MISTRAL_BASE_URL",)),
+    "groq": ("api.groq.com", ("GROQ_API_BASE",)),
+}
+
+
+def chat_model(spec: str, *, env: Mapping[str, str] | None = None, api_key: str | None = None) -> Any:
+    """A chat model from ``provider:model`` under the same credential rule as the embeddings.
+
+    The environment's API key goes only to the provider's own endpoint: for ``openai`` at an
+    untrusted ``OPENAI_BASE_URL`` the credential headers are stripped (an explicit ``api_key``
+    is sent); for another provider whose base-URL variable points elsewhere, the model is
+    refused with a clear error rather than sending the key there.
+
+    Raises:
+        MemoryInputError: the spec cannot be loaded, or its endpoint would receive the key.
+    """
+    env = os.environ if env is None else env
+    provider, _, model = spec.partition(":")
+    provider = provider.strip().lower()
+    if not model.strip():
+        raise MemoryInputError(f"model spec {spec!r} needs the form provider:model, e.g. openai:gpt-4o-mini")
+    if provider == "openai":
+        from langchain_openai import ChatOpenAI
+
+        base = _openai_base(None, env)
+        kwargs: dict[str, Any] = {"model": model.strip(), "base_url": base}
+        if api_key:
+            kwargs["api_key"] = api_key
+        elif _is_trusted_openai(base):
+            kwargs["api_key"] = env.get("OPENAI_API_KEY") or None
+        else:
+            kwargs.update(api_key="unused-placeholder", **_keyless_clients())
+            logger.info("chat model %s at %s without credentials (untrusted host)", model,
+                        urlsplit(base).hostname)
+        return ChatOpenAI(**kwargs)
+    own = _PROVIDER_HOSTS.get(provider)
+    if own is not None and not api_key:
+        host, variables = own
+        for name in variables:
+            value = env.get(name)
+            if value and (urlsplit(value).hostname or "").lower() != host:
+                raise MemoryInputError(
+                    f"{name} points to {urlsplit(value).hostname or value!r}; the environment's {provider} "
+                    f"key is only sent to {host}. Unset {name}, or pass a key meant for that host explicitly."
+                )
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError as exc:
+        raise MemoryInputError(
+            f"loading {spec!r} needs the 'langchain' package (pip install 'langchain-md-memory[agents]')"
+        ) from exc
+    try:
+        extra: dict[str, Any] = {"api_key": api_key} if api_key else {}
+        return init_chat_model(spec, **extra)
+    except (ImportError, ValueError) as exc:  # the provider's package is missing, or an unknown provider
+        raise MemoryInputError(f"cannot load model {spec!r}: {exc}") from exc
+
+
 def _openai_embeddings(
     model: str, *, api_key: str | None, base_url: str | None, env: Mapping[str, str], timeout_s: float
 ) -> Embeddings:
-    import openai
     from langchain_openai import OpenAIEmbeddings
 
-    base = base_url or env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE") or _DEFAULT_OPENAI_BASE
+    base = _openai_base(base_url, env)
     kwargs: dict[str, Any] = {
         "model": model,
         "base_url": base,
@@ -91,11 +167,7 @@ def _openai_embeddings(
         else:
             # The SDK insists on a key, and langchain would fall back to OPENAI_API_KEY: give it a
             # placeholder and strip the credential headers from every request before it leaves.
-            kwargs["api_key"] = "unused-placeholder"
-            kwargs["http_client"] = openai.DefaultHttpxClient(event_hooks={"request": [_strip_credentials]})
-            kwargs["http_async_client"] = openai.DefaultAsyncHttpxClient(
-                event_hooks={"request": [_astrip_credentials]}
-            )
+            kwargs.update(api_key="unused-placeholder", **_keyless_clients())
             logger.info("embeddings: %s at %s without credentials (untrusted host)", model, host)
     return OpenAIEmbeddings(**kwargs)
 

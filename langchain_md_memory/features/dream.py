@@ -42,6 +42,7 @@ from ..errors import MemoryStoreError
 from ..files.atomic import atomic_output
 from ..files.locks import LockFile
 from ..files.paths import LONG_TERM_FILE, SESSIONS_DIR
+from ..secrets import scrub
 from ..text import estimate_tokens
 from .dream_reply import reply_text, validate_reply
 
@@ -192,7 +193,7 @@ def dream(
                           recency_guard_s=_seconds(recency_guard), keep_newest=keep_newest,
                           keep_backups=keep_backups)
     except Exception as exc:  # a dream must never take the agent down; the lock is released below
-        logger.exception("dream failed")
+        logger.warning("dream failed: %s", scrub(f"{type(exc).__name__}: {exc}"))
         result = _result("error", f"{type(exc).__name__}: {exc}", when)
     finally:
         lock.release()
@@ -234,7 +235,7 @@ def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_in
     try:
         reply = model.invoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(_human_prompt(current, logs))])
     except Exception as exc:
-        logger.warning("dream: the model failed: %s", exc)
+        logger.warning("dream: the model failed: %s", scrub(exc))
         return _result("error", f"the model failed: {type(exc).__name__}: {exc}", when, used)
     text = reply_text(reply)
     problem = validate_reply(text, current, max_output_chars=max_output_chars,
@@ -374,7 +375,8 @@ def _delete_consumed(mem: MemoryCore, logs: Sequence[_Log], *, now: dt.datetime,
 
 def _result(status: DreamStatus, reason: str, when: dt.datetime, used: tuple[str, ...] = (),
             deleted: tuple[str, ...] = (), backup: Path | None = None) -> DreamResult:
-    return DreamResult(status, reason, used, deleted, backup, when.isoformat(timespec="seconds"))
+    # A provider's error body may echo the key it was sent: never store or show it.
+    return DreamResult(status, scrub(reason), used, deleted, backup, when.isoformat(timespec="seconds"))
 
 
 def _record(mem: MemoryCore, result: DreamResult, when: dt.datetime) -> DreamResult:

@@ -41,6 +41,7 @@ from langgraph.constants import TAG_NOSTREAM
 
 from ..core import MemoryCore
 from ..errors import MemoryPathError, MemoryStoreError
+from ..secrets import scrub
 from ..types import MEMORY_MESSAGE_IDS
 
 __all__ = [
@@ -178,8 +179,9 @@ def _write(mem: MemoryCore, content: str) -> FlushResult:
 
 
 def _model_error(exc: Exception) -> FlushResult:
-    logger.warning("memory flush: the model call failed, nothing written: %s", exc, exc_info=True)
-    return FlushResult(written=False, error=f"{type(exc).__name__}: {exc}")
+    error = scrub(f"{type(exc).__name__}: {exc}")
+    logger.warning("memory flush: the model call failed, nothing written: %s", error)
+    return FlushResult(written=False, error=error)
 
 
 def _facts(reply: Any) -> str:

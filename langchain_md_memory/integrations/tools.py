@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
 from collections.abc import Callable
 from typing import Any, Literal
@@ -36,6 +37,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..core import MemoryCore
 from ..errors import MemoryPathError, MemoryStoreError
 from ..files.paths import resolve_alias
+from ..secrets import scrub
 from .prompt_context import format_hits
 
 __all__ = [
@@ -143,7 +145,16 @@ def _display(file: str) -> str:
 
 
 def _as_tool_error(exc: Exception) -> ToolException:
-    return ToolException(f"Error: {exc}")
+    return ToolException(f"Error: {_for_the_model(exc)}")
+
+
+def _for_the_model(exc: BaseException) -> str:
+    """An error's text without credentials or the host's absolute paths."""
+    text = scrub(exc)
+    for path in {getattr(exc, "filename", None), getattr(exc, "filename2", None)}:
+        if isinstance(path, str) and path:
+            text = text.replace(path, os.path.basename(path))
+    return text
 
 
 def _search(mem: MemoryCore, query: str, max_results: int | None = None) -> str:
@@ -154,8 +165,8 @@ def _search(mem: MemoryCore, query: str, max_results: int | None = None) -> str:
     except ValueError as exc:
         raise _as_tool_error(exc) from exc
     except (MemoryStoreError, sqlite3.Error, OSError) as exc:
-        logger.warning("memory_search: memory unavailable: %s", exc)
-        return f"memory disabled: {exc}"
+        logger.warning("memory_search: memory unavailable: %s", scrub(exc))
+        return f"memory disabled: {_for_the_model(exc)}"
     if not ranked.hits:
         text = (
             f"No memory matched {query!r}. Try other keywords (for example the user's own words) "

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..config import MemoryConfig
+from ..secrets import scrub
 from ..types import ChunkRecord
 from .pipeline import Recall
 
@@ -63,8 +64,9 @@ def query_vector(embedder: QueryEmbedder | None, query: str,
     try:
         return embedder.embed_query(query), None
     except Exception as exc:  # outage, timeout: answer from keywords
-        logger.warning("query embedding failed, answering from keywords: %s", exc)
-        return None, f"vector search failed ({type(exc).__name__}: {exc}); keyword results only"
+        reason = scrub(f"{type(exc).__name__}: {exc}")
+        logger.warning("query embedding failed, answering from keywords: %s", reason)
+        return None, f"vector search failed ({reason}); keyword results only"
 
 
 def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig, vector: Any,
@@ -76,8 +78,9 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
         try:
             found = index.vector_search(vector, pool)
         except Exception as exc:  # e.g. a dimension change: answer from keywords
-            logger.warning("vector recall failed, answering from keywords: %s", exc)
-            degraded = f"vector search failed ({type(exc).__name__}: {exc}); keyword results only"
+            reason = scrub(f"{type(exc).__name__}: {exc}")
+            logger.warning("vector recall failed, answering from keywords: %s", reason)
+            degraded = f"vector search failed ({reason}); keyword results only"
     ids = [r.id for r, _ in found] + [r.id for r, _ in keyword]
     wants_vectors = config.mmr.enabled and config.mmr.similarity != "jaccard"
     vectors = index.vectors_for(ids) if found and wants_vectors else {}

@@ -28,6 +28,7 @@ from ..files.paths import file_kind
 from ..index.base import SearchIndex
 from ..index.handle import IndexHandle
 from ..index.rows import ChunkRow, FileState
+from ..secrets import scrub
 from ..text import index_terms
 from ..types import ChunkRecord
 
@@ -351,7 +352,7 @@ class Indexer:
             self.index.set_vectors([(p[0], known[p[1]]) for p in pending])
 
     def _embedding_failed(self, exc: BaseException) -> None:
-        self.embedding_error = f"{type(exc).__name__}: {exc}"
+        self.embedding_error = scrub(f"{type(exc).__name__}: {exc}")
         self._embed_retry_at = time.monotonic() + _EMBED_BACKOFF_S
         logger.warning("embedding failed, keyword-only until it recovers: %s", self.embedding_error)
 
