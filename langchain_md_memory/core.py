@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import sqlite3
@@ -32,9 +31,10 @@ from typing import Any, Self
 from langchain_core.embeddings import Embeddings
 
 from .config import MemoryConfig
+from .documents import DocumentMethods
 from .embeddings import EmbeddingClient, resolve_embeddings
-from .errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryInputError, MemoryPathError
-from .files.paths import INDEX_FILE, is_managed_file, is_memory_file
+from .errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryInputError
+from .files.paths import INDEX_FILE
 from .files.session_context import load_session_context
 from .files.state import StateFile
 from .files.store import MarkdownStore
@@ -54,7 +54,7 @@ __all__ = ["MemoryCore"]
 logger = logging.getLogger(__name__)
 
 
-class MemoryCore:
+class MemoryCore(DocumentMethods):
     """One memory folder: Markdown files, index, embeddings, sync, search and watching.
 
     Construct :class:`~langchain_md_memory.MarkdownMemory` (same arguments);
@@ -93,6 +93,7 @@ class MemoryCore:
         self.state = StateFile(self.store)
         """Durable bookkeeping beside the Markdown (``.md-memory/state.json``), kept when the index goes."""
         self.watcher: MemoryWatcher | None = None
+        self._sync_error: str | None = None
         self._closed = False
         self._lock = threading.RLock()
         if watch:
@@ -145,6 +146,10 @@ class MemoryCore:
         ids = [r.id for r, _ in recall.vector] + [r.id for r, _ in recall.keyword]
         counts = self._access_counts(ids) if cfg.access_weight > 0 and ids else None
         ranked = rank(recall, cfg, max_results=k, access_counts=counts)
+        if self._sync_error is not None:
+            lag = f"the index could not be updated ({self._sync_error}); recent changes may be missing"
+            note = "; ".join(filter(None, [ranked.degraded, lag]))
+            ranked = RankedResults(ranked.hits, ranked.funnel, note)
         if cfg.access_weight > 0:
             self._record_access([h.chunk_id for h in ranked.hits])
         return ranked
@@ -178,122 +183,16 @@ class MemoryCore:
         try:
             self.indexer.sync_if_needed()
         except (MemoryIndexError, sqlite3.Error) as exc:
-            logger.warning("sync failed, searching the index as it is: %s", exc)
-
-    # -- files ----------------------------------------------------------------------
-
-    def get(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Exact lines of a memory file (1-based, inclusive); the whole file by default.
-
-        Only the memory's Markdown is readable (the same rule as writes): never the index, a lock,
-        or any other file that happens to sit in the folder.
-        """
-        rel = self.store.relpath(path)
-        if not is_memory_file(rel):
-            raise MemoryPathError(
-                f"Only Markdown memory files can be read: {path!r} is not a '.md' memory file. "
-                "Search first, then read a path a hit gave (e.g. 'MEMORY.md')."
-            )
-        self._check_flat(rel)
-        return self.store.read_lines(rel, start_line, end_line)
-
-    def append(self, content: str, file: str = "long_term") -> str:
-        """Append ``content`` to a memory file; returns the file's relative path."""
-        path = self._writable(file)
-        if not content or not content.strip():
-            raise MemoryInputError("content is empty: give the text to remember")
-        self._check_size(content)
-        self.store.append(path, content)
-        self.mark_changed()
-        return path
-
-    def edit(self, old_text: str, new_text: str, file: str = "long_term") -> bool:
-        """Replace the first exact occurrence of ``old_text``; False when absent."""
-        self._check_size(new_text)
-        return self._changed(self.store.edit(self._writable(file), old_text, new_text))
-
-    def delete(self, text: str, file: str = "long_term") -> bool:
-        """Remove the first exact occurrence of ``text``; False when absent."""
-        return self._changed(self.store.delete(self._writable(file), text))
-
-    def write(self, file: str, content: str) -> str:
-        """Replace a memory file's whole content atomically; returns its relative path."""
-        path = self._writable(file)
-        self._check_size(content)
-        self.store.write(path, content)
-        self.mark_changed()
-        return path
-
-    def update(self, file: str, fn: Callable[[str | None], str | None]) -> bool:
-        """Read-modify-write one memory file under the lock; True when it was written.
-
-        ``fn`` gets the current text (``None`` when the file does not exist) and
-        returns the new text, or ``None`` to leave it. Hidden unindexed files
-        (``.<name>.unindexed.md``) may be updated too.
-        """
-        return self._changed(self.store.update(self._writable(file, hidden=True), fn))
-
-    def remove(self, file: str) -> bool:
-        """Delete a memory file; False when it does not exist."""
-        return self._changed(self.store.remove(self._writable(file, hidden=True)))
-
-    def read_bytes(self, file: str) -> bytes:
-        """A memory file's exact bytes (what a backup or an archive keeps)."""
-        return self.store.read_bytes(file)
-
-    def exists(self, file: str) -> bool:
-        """True when ``file`` is an existing file of this memory (a refused path raises)."""
-        return self.store.exists(file)
-
-    def stat(self, file: str) -> tuple[int, int] | None:
-        """``(mtime_ns, size)`` of a memory file, or ``None`` when it does not exist."""
-        return self.store.stat(file)
-
-    def list_files(self, *, include_unindexed: bool = False) -> list[str]:
-        """Memory files as sorted relative POSIX paths (``include_unindexed``: hidden store files too)."""
-        return self.store.list_files(include_unindexed=include_unindexed)
-
-    def locked(self) -> contextlib.AbstractContextManager[None]:
-        """The cross-process write lock every writer takes, for a read-check-write of your own.
-
-        Re-entrant within a thread: the write methods above may be called inside it.
-        """
-        return self.store.locked()
+            # e.g. a full disk: the Markdown is safe, the index lags; the next sync catches up.
+            self._sync_error = scrub(exc)
+            self.mark_changed()
+            logger.warning("sync failed, searching the index as it is: %s", self._sync_error)
+        else:
+            self._sync_error = None
 
     def mark_changed(self) -> None:
         """Note that the Markdown changed; the next search syncs first."""
         self.indexer.mark_dirty()
-
-    def _check_size(self, text: str) -> None:
-        size = len(text.encode("utf-8", "surrogatepass"))
-        if size > self.config.max_write_bytes:
-            raise MemoryInputError(
-                f"content is {size} bytes, over max_write_bytes={self.config.max_write_bytes}: "
-                "write a shorter summary of what to remember"
-            )
-
-    def _changed(self, changed: bool) -> bool:
-        if changed:
-            self.mark_changed()
-        return changed
-
-    def _writable(self, file: str, *, hidden: bool = False) -> str:
-        path = self.store.relpath(file)
-        allowed = is_memory_file(path) if hidden else is_managed_file(path)
-        if not allowed:
-            raise MemoryPathError(
-                f"Only Markdown memory files can be written: {file!r} is not a visible '.md' file. "
-                "Use 'long_term', 'daily' or a relative path such as 'goals.md'."
-            )
-        self._check_flat(path)
-        return path
-
-    def _check_flat(self, path: str) -> None:
-        # The global memory's subfolders are other projects' memories: never reach them through it.
-        if not self.store.recursive and "/" in self.store.relpath(path):
-            raise MemoryPathError(
-                f"{path!r} is in a subfolder; this memory holds only top-level files such as 'MEMORY.md'"
-            )
 
     def load_session_context(self, max_tokens: int | None = None) -> str:
         """MEMORY.md, then today's and yesterday's logs, within a token budget."""
@@ -341,6 +240,8 @@ class MemoryCore:
             "embedding_error": self.indexer.embedding_error,
             "skipped_files": dict(self.indexer.skipped),
             "index_fallback": self.index_fallback,
+            "index_repaired": self.index.repaired,
+            "sync_error": self._sync_error,
             "dirty": self.indexer.dirty,
             "last_sync": self.indexer.last_sync,
             "watching": self.watching,

@@ -45,6 +45,7 @@ class SearchIndex(Protocol):
     """A file's chunks, keyword recall, vector recall, an embedding cache and a little metadata."""
 
     path: str
+    repaired: str | None  # what opening the index found wrong and repaired
     cache: Any  # a VectorCache (an attribute, so implementations may narrow its type)
 
     def get_meta(self, key: str) -> str | None:

@@ -34,6 +34,7 @@ __all__ = [
     "index_error",
     "is_busy",
     "remove_index_files",
+    "repair_if_inconsistent",
     "retry_busy",
 ]
 
@@ -137,7 +138,7 @@ def connect(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
         IndexDamagedError: it was damaged and could not be created afresh.
     """
     try:
-        return _connect_checked(target, busy_timeout_ms)
+        conn = _connect_checked(target, busy_timeout_ms)
     except (sqlite3.DatabaseError, _SchemaMismatch) as exc:
         error = index_error(exc, f"cannot use index {target}") if isinstance(exc, sqlite3.Error) else None
         if target == ":memory:" or isinstance(error, IndexBusyError):
@@ -148,6 +149,31 @@ def connect(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
             return _connect_checked(target, busy_timeout_ms)
         except (sqlite3.DatabaseError, OSError) as again:
             raise IndexDamagedError(f"cannot create index {target}: {again}") from again
+    return conn
+
+
+def repair_if_inconsistent(conn: sqlite3.Connection) -> str | None:
+    """Empty the derived tables when keyword rows and chunks disagree; returns what was repaired.
+
+    A keyword table dropped (and recreated empty on open) or emptied behind our back would
+    otherwise hide facts that are there. The embedding cache is kept, so re-indexing from the
+    Markdown costs no embedding calls.
+    """
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    keywords = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+    if chunks == keywords:
+        return None
+    note = f"keyword rows ({keywords}) did not match chunks ({chunks}); re-indexed from the Markdown"
+    logger.warning("index: %s", note)
+    with _transaction(conn):
+        conn.execute("DELETE FROM chunks_fts")
+        conn.execute("DELETE FROM chunks")
+        conn.execute("DELETE FROM files")
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('generation', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+    return note
 
 
 def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:

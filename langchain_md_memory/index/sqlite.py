@@ -29,7 +29,7 @@ from .cache import EmbeddingCache
 from .connection import IndexConnection
 from .keyword import POSTINGS_BUDGET, bm25_score, bounded_terms, lucene_idf
 from .rows import ChunkRow, FileState, chunk_record
-from .schema import CHUNK_COLUMNS, SCHEMA_VERSION, connect
+from .schema import CHUNK_COLUMNS, SCHEMA_VERSION, connect, index_error, repair_if_inconsistent
 from .vectors import VectorMatrix, from_blob, to_blob
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
@@ -50,6 +50,8 @@ class MemoryIndex:
 
     def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         self._db = IndexConnection(conn, path)
+        self.repaired: str | None = None
+        """What opening this index found wrong and repaired, if anything."""
         self.cache = EmbeddingCache(self._db)
         """The embedding cache (vectors by content hash and embedding identity)."""
         self.path = path
@@ -69,7 +71,15 @@ class MemoryIndex:
             IndexDamagedError: damaged and could not be recreated.
         """
         target = os.fspath(path)
-        return cls(connect(target, busy_timeout_ms), target)
+        conn = connect(target, busy_timeout_ms)
+        try:
+            repaired = repair_if_inconsistent(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise index_error(exc, f"cannot check index {target}") from exc
+        index = cls(conn, target)
+        index.repaired = repaired
+        return index
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

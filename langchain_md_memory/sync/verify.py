@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 from ..errors import MemoryIndexError, MemoryStoreError
 from ..files.chunker import chunk_markdown
 from ..index.schema import index_error
+from ..secrets import scrub
 from .indexer import Indexer
 
 __all__ = ["VerifyReport", "verify_index"]
@@ -98,18 +99,22 @@ class VerifyReport:
         data.update(consistent=self.consistent, ok=self.ok)
         return data
 
-    def summary(self) -> str:
-        """One line for people: counts of each problem and what was done."""
-        if self.consistent:
-            return f"consistent: {self.files} files, {self.chunks} chunks"
+    def findings(self) -> str:
+        """What is wrong, counted by kind (``inconsistent: stale 2``)."""
         found = [f"{kind.replace('_', ' ')} {len(getattr(self, kind))}"
                  for kind in _PROBLEM_KINDS if getattr(self, kind)]
         if self.index_error is not None:
             found.insert(0, f"index unreadable ({self.index_error})")
+        return f"inconsistent: {', '.join(found)}"
+
+    def summary(self) -> str:
+        """One line for people: counts of each problem and what was done."""
+        if self.consistent:
+            return f"consistent: {self.files} files, {self.chunks} chunks"
         done = "rebuilt the index" if self.rebuilt else (
             f"re-synced {len(self.repaired)} files" if self.repaired else "not repaired")
         left = f"; still wrong: {', '.join(self.remaining)}" if self.remaining else ""
-        return f"inconsistent: {', '.join(found)}; {done}{left}"
+        return f"{self.findings()}; {done}{left}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +146,7 @@ def verify_index(indexer: Indexer, *, repair: bool = True) -> VerifyReport:
     report = _report(found)
     if report.consistent and not found.fts_orphans:
         return report
-    logger.warning("verify: %s", report.summary())
+    logger.warning("verify: %s", report.summary() if not repair else report.findings() + "; repairing")
     if not repair:
         return report
     if found.fts_orphans:
@@ -150,10 +155,15 @@ def verify_index(indexer: Indexer, *, repair: bool = True) -> VerifyReport:
         rebuilt, repaired = True, report.problems
     else:
         rebuilt, repaired = False, report.problems
-        for path in repaired:
-            indexer.index.remove_file(path)
-        indexer.mark_dirty()
-        indexer.sync()
+        try:
+            for path in repaired:
+                indexer.index.remove_file(path)
+            indexer.mark_dirty()
+            indexer.sync()
+        except (MemoryIndexError, sqlite3.Error) as exc:  # e.g. a hostile trigger refusing the delete
+            logger.warning("verify: re-syncing failed (%s); rebuilding the index", scrub(exc))
+            _rebuild(indexer)
+            rebuilt = True
     after = _inspect(indexer)
     remaining = _all_paths(after)
     if remaining:

@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("embeddings",),
     ("sync",),
     ("search",),
+    ("documents",),
     ("core", "project"),
     ("features",),
     ("integrations",),

@@ -350,7 +350,7 @@ def test_cli_dream_uses_the_model_spec(memory_dir: Path, monkeypatch: pytest.Mon
         specs.append(spec)
         return RecordingModel(responses=[GOOD])
 
-    monkeypatch.setattr(cli, "_chat_model", fake_chat_model)
+    monkeypatch.setattr(cli, "chat_model", fake_chat_model)
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(["--dir", str(memory_dir), "--embeddings", "none", "dream",
                      "--model", "openai:gpt-4o-mini", "--min-sessions", "1", "--json"], out=out, err=err)
@@ -366,8 +366,9 @@ def test_cli_dream_without_langchain_prints_one_line(memory_dir: Path,
 
     monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
     out, err = io.StringIO(), io.StringIO()
-    code = cli.main(["--dir", str(memory_dir), "--embeddings", "none", "dream", "--model", "openai:x"],
+    # openai models are built directly (langchain-openai is a dependency); others need langchain.
+    code = cli.main(["--dir", str(memory_dir), "--embeddings", "none", "dream", "--model", "anthropic:x"],
                     out=out, err=err)
     assert code == 2
-    assert err.getvalue() == ("md-memory: error: dream needs the 'langchain' package to load --model "
-                              "(pip install langchain)\n")
+    assert err.getvalue() == ("md-memory: error: loading 'anthropic:x' needs the 'langchain' package "
+                              "(pip install 'langchain-md-memory[agents]')\n")
