@@ -184,7 +184,7 @@ class MemoryCore(DocumentMethods):
             self.indexer.sync_if_needed()
         except (MemoryIndexError, sqlite3.Error) as exc:
             # e.g. a full disk: the Markdown is safe, the index lags; the next sync catches up.
-            self._sync_error = scrub(exc)
+            self._sync_error = scrub(exc).replace(str(self.memory_dir) + os.sep, "")
             self.mark_changed()
             logger.warning("sync failed, searching the index as it is: %s", self._sync_error)
         else:
