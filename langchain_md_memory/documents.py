@@ -70,6 +70,16 @@ class DocumentMethods:
         """Remove the first exact occurrence of ``text``; False when absent."""
         return self._changed(self.store.delete(self._writable(file), text))
 
+    def replace_lines(self, file: str, start_line: int, end_line: int, new_text: str) -> str:
+        """Replace lines ``start_line..end_line`` (1-based, inclusive) by ``new_text``; returns the old lines.
+
+        For lines that ``old_text`` cannot match (e.g. bytes that are not UTF-8); ``""`` deletes them.
+        """
+        self._check_size(new_text)
+        old = self.store.replace_lines(self._writable(file), start_line, end_line, new_text)
+        self.mark_changed()
+        return old
+
     def write(self, file: str, content: str) -> str:
         """Replace a memory file's whole content atomically; returns its relative path."""
         path = self._writable(file)

@@ -22,15 +22,34 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
-__all__ = ["CJK_CHAR_RE", "estimate_tokens", "index_terms", "match_expression", "query_terms", "token_set"]
+__all__ = [
+    "CJK_CHAR_RE",
+    "estimate_tokens",
+    "index_terms",
+    "match_expression",
+    "normalize_text",
+    "query_terms",
+    "token_set",
+]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 CJK_CHAR_RE = re.compile(rf"[{_CJK}]")
 
 
+# Zero-width characters (space, joiners, word joiner, BOM) split words invisibly: dropped before tokenising.
+_ZERO_WIDTH_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+
+
+def normalize_text(text: str) -> str:
+    """NFKC (fullwidth ``ＮＶＤＡ`` is ``NVDA``) without zero-width characters; ASCII passes as is."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", _ZERO_WIDTH_RE.sub("", text))
+
+
 def _tokens(text: str, *, unigrams: bool) -> Iterator[str]:
-    for match in _TOKEN_RE.finditer(text):
+    for match in _TOKEN_RE.finditer(normalize_text(text)):
         word = match.group("word")
         if word is not None:
             yield _fold(word)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import stat as stat_module
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,6 +30,7 @@ from filelock import FileLock, Timeout
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from .atomic import current_umask
 from .beneath import is_regular_beneath, read_beneath, remove_beneath, replace_beneath
+from .edits import check_needle, clean_text, cut, last_line_ending, split_lf
 from .paths import (
     is_managed_file,
     is_memory_file,
@@ -48,13 +48,7 @@ LOCK_FILE = ".md-memory.lock"
 """Hidden file in the memory directory that serialises every read-modify-write."""
 
 _LOCK_TIMEOUT_S = 60.0
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-_BLANK_RUN_RE = re.compile(r"\n{3,}")
 
-
-def _clean(text: str) -> str:
-    """Caller text as LF-only, with lone surrogates (unwritable as UTF-8) replaced."""
-    return _SURROGATE_RE.sub("\ufffd", text.replace("\r\n", "\n"))
 
 
 class MarkdownStore:
@@ -177,7 +171,7 @@ class MarkdownStore:
             raise MemoryPathError(f"start_line must be 1 or more (lines are 1-based), got {start_line}")
         if end_line is not None and end_line < start:
             raise MemoryPathError(f"end_line ({end_line}) is before start_line ({start}) in {path!r}")
-        lines = _split_lf(text)
+        lines = split_lf(text)
         end = len(lines) if end_line is None else min(end_line, len(lines))
         return "".join(lines[start - 1 : end])
 
@@ -208,25 +202,29 @@ class MarkdownStore:
         with self._locked():
             rel = self._writable(path)
             crlf = self.exists(rel) and self._load(rel, errors="surrogateescape")[1]
-            self._save(rel, _clean(content), crlf)
+            self._save(rel, clean_text(content), crlf)
 
     def append(self, path: str, content: str) -> None:
         """Append ``content`` as a new line (or lines) at the end of the file.
 
-        A ``"\\n"`` is added before it only when the file does not already end
-        with one, and after it when ``content`` lacks one. Empty content is a no-op.
+        A line break is added before it only when the file does not already end
+        with one, and after it when ``content`` lacks one. The existing bytes are
+        kept exactly (a file mixing CRLF and LF lines keeps both); the new lines
+        take the file's last line ending. Empty content is a no-op.
         """
         if not content:
             return
-        addition = _clean(content)
+        addition = clean_text(content)
         if not addition.endswith("\n"):
             addition += "\n"
         with self._locked():
             rel = self._writable(path)
-            old, crlf = self._load(rel, errors="surrogateescape") if self.exists(rel) else ("", False)
-            if old and not old.endswith("\n"):
-                old += "\n"
-            self._save(rel, old + addition, crlf)
+            old = self.read_bytes(rel) if self.exists(rel) else b""
+            eol = last_line_ending(old)
+            if old and not old.endswith(b"\n"):
+                old += eol
+            data = addition.encode("utf-8", errors="surrogateescape").replace(b"\n", eol)
+            self._save_bytes(rel, old + data)
 
     def edit(self, path: str, old_text: str, new_text: str) -> bool:
         """Replace the first exact occurrence of ``old_text``; False when absent or no file.
@@ -234,9 +232,8 @@ class MarkdownStore:
         Raises:
             MemoryInputError: when ``old_text`` is empty.
         """
-        if not old_text:
-            raise MemoryInputError("old_text is empty: give the exact text to replace")
-        replacement = _clean(new_text)
+        check_needle(old_text, "replace")
+        replacement = clean_text(new_text)
         return self._change_first(path, old_text, lambda text, at, end: text[:at] + replacement + text[end:])
 
     def update(self, path: str, fn: Callable[[str | None], str | None]) -> bool:
@@ -258,7 +255,7 @@ class MarkdownStore:
             new = fn(old)
             if new is None or new == old:
                 return False
-            self._save(rel, _clean(new), crlf)
+            self._save(rel, clean_text(new), crlf)
             return True
 
     def delete(self, path: str, text: str) -> bool:
@@ -270,13 +267,37 @@ class MarkdownStore:
         Raises:
             MemoryInputError: when ``text`` is empty.
         """
-        if not text:
-            raise MemoryInputError("text is empty: give the exact text to delete")
-        return self._change_first(path, text, _cut)
+        check_needle(text, "delete")
+        return self._change_first(path, text, cut)
+
+    def replace_lines(self, path: str, start_line: int, end_line: int, new_text: str) -> str:
+        """Replace lines ``start_line..end_line`` (1-based, inclusive) by ``new_text``; returns the old lines.
+
+        Addresses lines by number, so a line holding bytes that are not UTF-8 (shown as U+FFFD and so
+        never matched by ``old_text``) can still be corrected or removed. ``new_text=""`` deletes them.
+
+        Raises:
+            MemoryPathError: no such file, or the range is outside it.
+        """
+        with self._locked():
+            rel = self._writable(path)
+            raw = self.read_bytes(rel)
+            lines = raw.splitlines(keepends=True)
+            if start_line < 1 or end_line < start_line or end_line > len(lines):
+                raise MemoryPathError(
+                    f"lines {start_line}-{end_line} are not in {rel!r}, which has {len(lines)} line(s)"
+                )
+            old = b"".join(lines[start_line - 1 : end_line])
+            eol = b"\r\n" if old.endswith(b"\r\n") else b"\n"
+            replacement = clean_text(new_text).encode("utf-8", errors="surrogateescape").replace(b"\n", eol)
+            if replacement and not replacement.endswith(b"\n") and old.endswith(b"\n"):
+                replacement += eol
+            self._save_bytes(rel, b"".join([*lines[: start_line - 1], replacement, *lines[end_line:]]))
+            return old.decode("utf-8", errors="replace")
 
     def _change_first(self, path: str, needle: str, change: Callable[[str, int, int], str]) -> bool:
         """Rewrite the file around the first occurrence of ``needle``, under the lock."""
-        wanted = _clean(needle)
+        wanted = clean_text(needle)
         with self._locked():
             rel = self._writable(path)
             if not self.exists(rel):
@@ -285,6 +306,12 @@ class MarkdownStore:
             at = content.find(wanted)
             if at < 0:
                 return False
+            count = content.count(wanted)
+            if count > 1:
+                raise MemoryInputError(
+                    f"old_text occurs {count} times in {rel!r}; include more of the text around it (a whole "
+                    "line, or the line before) so that it matches exactly once"
+                )
             self._save(rel, change(content, at, at + len(wanted)), crlf)
             return True
 
@@ -339,6 +366,9 @@ class MarkdownStore:
     def _save(self, rel: str, text: str, crlf: bool) -> None:
         """Atomically replace the file with ``text``, keeping its permission bits."""
         data = (text.replace("\n", "\r\n") if crlf else text).encode("utf-8", errors="surrogateescape")
+        self._save_bytes(rel, data)
+
+    def _save_bytes(self, rel: str, data: bytes) -> None:
         try:
             replace_beneath(self.root, rel, data, default_mode=0o666 & ~current_umask())
         except OSError as exc:
@@ -346,30 +376,3 @@ class MarkdownStore:
                 f"Could not write memory file {rel!r} ({exc.strerror or exc}); "
                 "the previous content is unchanged"
             ) from exc
-
-
-def _split_lf(text: str) -> list[str]:
-    """Lines ending at ``"\\n"`` only, as the chunker counts them (``str.splitlines`` breaks on more)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
-def _cut(text: str, start: int, end: int) -> str:
-    """``text`` without ``text[start:end]``, tidying the newlines around the cut."""
-    before, after = text[:start], text[end:]
-    whole_lines = (not before or before.endswith("\n")) and (not after or after.startswith("\n"))
-    if whole_lines and after:
-        after = after[1:]
-    if not before:
-        return after.lstrip("\n")
-    if not after:
-        if not before.endswith("\n"):
-            return before
-        kept = before.rstrip("\n")
-        return kept + "\n" if kept else ""
-    seam = before.rstrip("\n"), after.lstrip("\n")
-    newlines = (len(before) - len(seam[0])) + (len(after) - len(seam[1]))
-    return seam[0] + "\n" * min(newlines, 2) + seam[1]

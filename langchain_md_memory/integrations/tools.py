@@ -121,6 +121,13 @@ class MemoryUpdateInput(BaseModel):
     old_text: str | None = Field(
         default=None, description="For 'edit' and 'delete': the exact text currently in the file."
     )
+    start_line: int | None = Field(
+        default=None, ge=1,
+        description="For 'edit' and 'delete' instead of old_text: the first line (1-based, from memory_get).",
+    )
+    end_line: int | None = Field(
+        default=None, ge=1, description="With start_line: the last line (inclusive); default start_line."
+    )
 
 
 def _validation_message(tool_name: str) -> Callable[[Any], str]:
@@ -210,7 +217,7 @@ def _not_found(mem: MemoryCore, file: str, action: str) -> ToolException:
 
 
 def _update(mem: MemoryCore, content: str = "", action: str = "append", file: str = "long_term",
-            old_text: str | None = None) -> str:
+            old_text: str | None = None, start_line: int | None = None, end_line: int | None = None) -> str:
     try:
         if action == "append":
             if not content.strip():
@@ -219,9 +226,15 @@ def _update(mem: MemoryCore, content: str = "", action: str = "append", file: st
                 )
             path = mem.append(content, file=file)
             return f"Appended to {path}."
+        if action in ("edit", "delete") and not old_text and start_line is not None:
+            last = end_line if end_line is not None else start_line
+            mem.replace_lines(file, start_line, last, content if action == "edit" else "")
+            done = "Replaced" if action == "edit" else "Deleted"
+            return f"{done} lines {start_line}-{last} of {_display(file)}."
         if not old_text:
             raise ToolException(
-                f"Error: action={action!r} needs old_text, the exact text currently in the file. Read it "
+                f"Error: action={action!r} needs old_text, the exact text currently in the file (or "
+                "start_line/end_line from memory_get). Read it "
                 f"with memory_get(path={_display(file)!r}) first, then call memory_update again."
             )
         if action == "edit":

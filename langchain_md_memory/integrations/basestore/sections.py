@@ -114,8 +114,12 @@ def check_key(key: str) -> str:
     """
     if not isinstance(key, str) or not key:
         raise MemoryInputError("Store keys must be non-empty strings")
-    if _CONTROL_RE.search(key) or _has_surrogates(key):
+    if _CONTROL_RE.search(key):
         raise MemoryInputError(f"Store key {key!r} contains a control character (newline, tab, NUL, ...)")
+    if _has_surrogates(key):
+        raise MemoryInputError(
+            f"Store key {key!r} contains a lone surrogate (half of a UTF-16 pair), which UTF-8 cannot hold"
+        )
     if key != key.strip():
         raise MemoryInputError(f"Store key {key!r} has leading or trailing whitespace")
     if key.startswith("#") or _CLOSING_HASHES_RE.search(key):

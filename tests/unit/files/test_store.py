@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_md_memory.errors import MemoryPathError, MemoryStoreError
+from langchain_md_memory.errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from langchain_md_memory.files.store import LOCK_FILE, MarkdownStore
 
 TODAY = dt.date(2026, 7, 14)
@@ -127,10 +127,46 @@ def test_append_empty_content_is_a_noop(store: MarkdownStore) -> None:
     assert not store.exists("MEMORY.md")
 
 
-def test_edit_replaces_first_occurrence_only(store: MarkdownStore) -> None:
-    store.write("MEMORY.md", "risk: low\nrisk: low\n")
-    assert store.edit("MEMORY.md", "risk: low", "risk: medium") is True
-    assert raw(store, "MEMORY.md") == b"risk: medium\nrisk: low\n"
+def test_edit_of_text_that_occurs_twice_is_refused_with_the_count(store: MarkdownStore) -> None:
+    store.write("MEMORY.md", "## A\nrisk: low\n## B\nrisk: low\n")
+    with pytest.raises(MemoryInputError, match="occurs 2 times"):
+        store.edit("MEMORY.md", "risk: low", "risk: medium")
+    with pytest.raises(MemoryInputError, match="occurs 2 times"):
+        store.delete("MEMORY.md", "risk: low")
+    assert raw(store, "MEMORY.md") == b"## A\nrisk: low\n## B\nrisk: low\n"
+    assert store.edit("MEMORY.md", "## B\nrisk: low", "## B\nrisk: medium") is True  # more context: one match
+    assert raw(store, "MEMORY.md") == b"## A\nrisk: low\n## B\nrisk: medium\n"
+
+
+def test_whitespace_only_old_text_is_refused(store: MarkdownStore) -> None:
+    store.write("MEMORY.md", "- one\n- two\n")
+    for needle in ("\n", "  ", "\t\n"):
+        with pytest.raises(MemoryInputError, match="only whitespace"):
+            store.delete("MEMORY.md", needle)
+    assert raw(store, "MEMORY.md") == b"- one\n- two\n"
+
+
+def test_lines_with_invalid_utf8_can_be_replaced_by_number(store: MarkdownStore) -> None:
+    (store.root / "MEMORY.md").write_bytes(b"- good\n- bad \xff\xfe bytes\n- last\n")
+    assert "\ufffd" in store.read("MEMORY.md")
+    assert store.edit("MEMORY.md", "- bad \ufffd\ufffd bytes", "- fixed") is False  # never matchable as text
+    old = store.replace_lines("MEMORY.md", 2, 2, "- fixed")
+    assert "bad" in old
+    assert raw(store, "MEMORY.md") == b"- good\n- fixed\n- last\n"
+    store.replace_lines("MEMORY.md", 3, 3, "")
+    assert raw(store, "MEMORY.md") == b"- good\n- fixed\n"
+    with pytest.raises(MemoryPathError, match="has 2 line"):
+        store.replace_lines("MEMORY.md", 5, 5, "x")
+
+
+def test_append_keeps_every_existing_line_ending(store: MarkdownStore) -> None:
+    mixed = b"- crlf one\r\n- lf two\n- crlf three\r\n"
+    (store.root / "MEMORY.md").write_bytes(mixed)
+    store.append("MEMORY.md", "- new")
+    assert raw(store, "MEMORY.md") == mixed + b"- new\r\n"
+    (store.root / "n.md").write_bytes(b"- lf\n- crlf\r\n- no line end")
+    store.append("n.md", "- next")  # the last line break the file used is CRLF
+    assert raw(store, "n.md") == b"- lf\n- crlf\r\n- no line end\r\n- next\r\n"
 
 
 def test_edit_returns_false_when_text_or_file_absent(store: MarkdownStore) -> None:
