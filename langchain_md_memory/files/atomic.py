@@ -42,7 +42,7 @@ def atomic_output(target: Path, *, mode: int | None = None) -> Iterator[BinaryIO
     temp file is removed and ``target`` is untouched; the error propagates.
 
     """
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             yield handle

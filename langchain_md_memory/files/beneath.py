@@ -161,7 +161,7 @@ def replace_beneath(root: Path, rel: str, data: bytes, *, default_mode: int) -> 
             if not stat.S_ISLNK(info.st_mode):
                 _refuse_special(info.st_mode, rel)
             mode = stat.S_IMODE(info.st_mode)
-        temp = f".{name}.{secrets.token_hex(4)}.tmp"
+        temp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"  # the pid lets a sweep tell dead writers
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode, dir_fd=folder)
         try:
             with os.fdopen(fd, "wb") as handle:

@@ -34,7 +34,7 @@ from types import TracebackType
 
 from filelock import FileLock, Timeout
 
-__all__ = ["LockFile", "LockHolder"]
+__all__ = ["LockFile", "LockHolder", "pid_alive"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,3 +117,16 @@ class LockFile:
             logger.debug("cannot write lock holder beside %s: %s", self.path, exc)
             with contextlib.suppress(OSError):
                 temp.unlink()
+
+
+def pid_alive(pid: int) -> bool:
+    """True when process ``pid`` runs on this host (always True where that cannot be told)."""
+    if os.name == "nt":  # os.kill(pid, 0) would terminate it there; keep the file
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. no permission: it exists
+        return True
+    return True

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import MemoryPathError
-from .paths import is_memory_file, normalize_relpath
+from .locks import pid_alive
+from .paths import STATE_DIR, is_memory_file, normalize_relpath
 
 __all__ = ["scan_folder", "sweep_temp_files"]
 
@@ -71,17 +72,22 @@ def _scan_dir(directory: str, base: str, found: dict[str, tuple[int, int]], want
 
 
 def sweep_temp_files(root: Path, max_age_s: float = 3600.0) -> int:
-    """Delete ``.<name>.<random>.tmp`` files older than ``max_age_s`` under ``root``; returns how many."""
+    """Delete temp files of interrupted writes under ``root``; returns how many.
+
+    ``.<name>.<pid>.<random>.tmp`` of a process that no longer runs goes at once; any other
+    temp file once older than ``max_age_s`` (a live writer's is seconds old).
+    """
     cutoff = time.time() - max_age_s
     removed = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith((".", "~", "#"))]
+        dirnames[:] = [d for d in dirnames if d == STATE_DIR or not d.startswith((".", "~", "#"))]
         for name in filenames:
             if not (name.startswith(".") and name.endswith(".tmp")):
                 continue
             path = os.path.join(dirpath, name)
+            pid = _writer_pid(name)
             try:
-                if os.lstat(path).st_mtime < cutoff:
+                if (pid is not None and not pid_alive(pid)) or os.lstat(path).st_mtime < cutoff:
                     os.unlink(path)
                     removed += 1
             except OSError:
@@ -89,3 +95,8 @@ def sweep_temp_files(root: Path, max_age_s: float = 3600.0) -> int:
     if removed:
         logger.info("removed %d stale temp files of interrupted writes under %s", removed, root)
     return removed
+
+
+def _writer_pid(name: str) -> int | None:
+    parts = name.split(".")
+    return int(parts[-3]) if len(parts) >= 4 and parts[-3].isdigit() else None

@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 
 from ..errors import MemoryIndexError
+from ..files.locks import pid_alive
 from .schema import remove_index_files
 from .sqlite import MemoryIndex
 
@@ -134,7 +135,7 @@ class IndexHandle:
         removed = 0
         for leftover in target.parent.glob(f"{target.name}{_REBUILD_SUFFIX}*"):
             pid = leftover.name.rpartition(_REBUILD_SUFFIX)[2]
-            if not pid.isdigit() or _pid_alive(int(pid)):
+            if not pid.isdigit() or pid_alive(int(pid)):
                 continue  # a sidecar (-wal, -shm) goes with its main file below
             with contextlib.suppress(OSError):
                 remove_index_files(str(leftover))
@@ -147,15 +148,3 @@ class IndexHandle:
         """Close the index in use."""
         with self.lock:
             self._index.close()
-
-
-def _pid_alive(pid: int) -> bool:
-    if os.name == "nt":  # os.kill(pid, 0) would terminate it there; keep the file
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. no permission: it exists
-        return True
-    return True
