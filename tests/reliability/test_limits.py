@@ -75,3 +75,22 @@ def test_a_deep_tree_on_disk_is_walked_without_recursion_errors(memory_dir: Path
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         assert [h.path for h in mem.search("on top")] == ["MEMORY.md"]
         assert mem.search("buried") == []  # deeper than max_path_depth: not memory
+
+
+def test_an_over_long_store_namespace_is_a_clear_error_not_an_oserror(mem: MarkdownMemory) -> None:
+    store = mem.as_store()
+    with pytest.raises(MemoryPathError, match="max_name_bytes=255"):
+        store.put(("u" * 300,), "food", {"content": "Loves hotpot"})
+
+
+def test_verify_says_repairing_before_it_repairs(mem: MarkdownMemory,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    mem.search("cash")
+    (mem.memory_dir / "new.md").write_text("- added behind the index's back\n")
+    with caplog.at_level(logging.WARNING):
+        report = mem.verify()
+    assert report.ok and report.repaired == ("new.md",)
+    warnings = [r.getMessage() for r in caplog.records if "verify" in r.getMessage()]
+    assert warnings and warnings[0].endswith("; repairing") and "not repaired" not in " ".join(warnings)
