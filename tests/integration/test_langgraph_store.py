@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from langchain_core.embeddings import DeterministicFakeEmbedding
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -26,6 +25,7 @@ from langchain_md_memory.errors import MemoryStoreError
 from langchain_md_memory.files.store import MarkdownStore
 from langchain_md_memory.integrations.basestore import NAMESPACE_FILE, MarkdownBaseStore, unindexed_file_name
 from langchain_md_memory.integrations.tools import create_memory_tools
+from tests.support.embeddings import AxisEmbeddings
 
 ALICE = ("users", "alice")
 BOB = ("users", "bob")
@@ -613,13 +613,16 @@ def test_query_maps_each_hit_to_the_section_it_covers(store: MarkdownBaseStore) 
 
 
 def test_query_with_vector_embeddings_scores_items(memory_dir: Path) -> None:
-    with MarkdownMemory(memory_dir, embeddings=DeterministicFakeEmbedding(size=16)) as mem:
+    # Vectors that mean something (word counts over a small vocabulary), so the ranking is stable.
+    embeddings = AxisEmbeddings(["sichuan", "hotpot", "nurse", "works"])
+    with MarkdownMemory(memory_dir, embeddings=embeddings) as mem:
         store = mem.as_store()
         store.put(ALICE, "food", {"content": "Loves Sichuan hotpot"})
         store.put(ALICE, "job", {"content": "Works as a nurse"})
         hits = store.search(ALICE, query="Loves Sichuan hotpot")
         assert hits[0].key == "food"
         assert hits[0].score is not None and hits[0].score > 0
+        assert mem.search_detailed("Loves Sichuan hotpot").funnel["vector"] > 0
 
 
 # -- list_namespaces ----------------------------------------------------------------
