@@ -11,9 +11,8 @@ import contextlib
 import io
 import json
 import logging
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.cli import main
 from langchain_md_memory.embeddings.providers import chat_model
 from langchain_md_memory.errors import MemoryInputError
-from tests.support.openai_server import OPENAI_ENV_OVERRIDES
+from tests.support.openai_server import OPENAI_ENV_OVERRIDES, serve_on_loopback
 
 pytestmark = pytest.mark.enable_socket
 
@@ -52,15 +51,8 @@ def echoing_server() -> Iterator[tuple[str, list[dict[str, str]]]]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+    with serve_on_loopback(Handler) as base_url:
+        yield base_url, seen
 
 
 def _seed(memory_dir: Path) -> None:

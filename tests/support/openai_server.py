@@ -23,6 +23,20 @@ class Seen:
 
 
 @contextlib.contextmanager
+def serve_on_loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on a free 127.0.0.1 port in a thread; yields the ``/v1`` base URL."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+@contextlib.contextmanager
 def fake_openai_server(vector: Callable[[str, int], list[float]]) -> Iterator[tuple[str, Seen]]:
     """Serve ``POST /v1/embeddings`` on a free loopback port; yields (base URL, what it saw)."""
     seen = Seen()
@@ -53,15 +67,8 @@ def fake_openai_server(vector: Callable[[str, int], list[float]]) -> Iterator[tu
         def log_message(self, format: str, *args: object) -> None:  # keep test output quiet
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+    with serve_on_loopback(Handler) as base_url:
+        yield base_url, seen
 
 
 OPENAI_ENV_OVERRIDES = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
