@@ -22,6 +22,8 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
+from .stopwords import content_terms
+
 __all__ = [
     "CJK_CHAR_RE",
     "estimate_tokens",
@@ -79,11 +81,13 @@ def index_terms(text: str) -> str:
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct query terms in order: words, and bigrams of CJK runs.
+    """Distinct query terms in order: words, and bigrams of CJK runs, without stop words.
 
-    A one-character CJK run yields that character.
+    A one-character CJK run yields that character. Stop words (``what``,
+    ``the``, ``我们``) are dropped unless nothing else is left: see
+    :mod:`langchain_md_memory.stopwords`.
     """
-    return list(dict.fromkeys(_tokens(query, unigrams=False)))
+    return content_terms(list(dict.fromkeys(_tokens(query, unigrams=False))))
 
 
 def match_expression(terms: Sequence[str]) -> str:

@@ -23,9 +23,15 @@ def test_mixed_script_word_splits_at_the_script_boundary():
 
 
 def test_match_expression_quotes_every_term_and_keeps_operators_as_text():
-    assert match_expression(query_terms('a AND b NEAR(c) "d" e* f:g')) == (
-        '"a" OR "and" OR "b" OR "near" OR "c" OR "d" OR "e" OR "f" OR "g"'
+    assert match_expression(query_terms('x AND b NEAR(c) "e" g* f:h')) == (
+        '"x" OR "b" OR "near" OR "c" OR "e" OR "g" OR "f" OR "h"'
     )
+
+
+def test_query_terms_drop_stop_words_but_never_all_of_them():
+    assert query_terms("What did I decide about the NVDA position?") == ["decide", "nvda", "position"]
+    assert query_terms("what is it") == ["what", "is", "it"]
+    assert query_terms("我们的仓位上限是多少") == ["的仓", "仓位", "位上", "上限", "限是", "是多", "多少"]
 
 
 def test_match_expression_of_punctuation_only_is_empty():
