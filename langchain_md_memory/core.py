@@ -238,6 +238,7 @@ class MemoryCore(DocumentMethods):
             "embedding_identity": identity,
             "identity_changed_from": self.indexer.identity_changed_from,
             "embedding_error": self.indexer.embedding_error,
+            "waiting_for_embeddings": 0 if self.embedder is None else chunks - embedded,
             "skipped_files": dict(self.indexer.skipped),
             "index_fallback": self.index_fallback,
             "index_repaired": self.index.repaired,

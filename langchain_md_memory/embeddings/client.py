@@ -99,7 +99,9 @@ def _is_permanent(exc: BaseException) -> bool:
 class EmbeddingClient:
     """Wraps any langchain_core Embeddings: batching, timeout, retries, validation.
 
-    Every call runs on a worker thread and is abandoned after ``timeout_s``;
+    Every call runs on a worker thread and is abandoned after ``timeout_s``
+    (unless ``in_process``: a model computing on this machine cannot hang on
+    a network, and a busy CPU only makes it slower, so it is never cut off);
     transient failures are retried ``retries`` times with exponential backoff
     (``retry_base_delay_s``, then twice that, ...). Output is validated and
     L2-normalised; a bad answer raises :class:`EmbeddingError` and nothing
@@ -126,6 +128,7 @@ class EmbeddingClient:
         retries: int = 2,
         max_batch_chars: int = _DEFAULT_MAX_BATCH_CHARS,
         retry_base_delay_s: float = 0.5,
+        in_process: bool = False,
     ) -> None:
         """Wrap ``embeddings``; ``provider`` and ``model`` name the vector space in the index fingerprint."""
         if batch_size < 1 or timeout_s <= 0 or retries < 0 or max_batch_chars < 1 or retry_base_delay_s < 0:
@@ -142,6 +145,7 @@ class EmbeddingClient:
         self.retries = retries
         self.max_batch_chars = max_batch_chars
         self.retry_base_delay_s = retry_base_delay_s
+        self.in_process = in_process
         self._dim: int | None = None
         self._dim_lock = threading.Lock()
 
@@ -215,6 +219,8 @@ class EmbeddingClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _with_timeout(self, fn: Callable[[], _T], what: str) -> _T:
+        if self.in_process:
+            return fn()
         future = _executor.submit(fn)
         try:
             return future.result(timeout=self.timeout_s)

@@ -245,4 +245,5 @@ def _local_client(opts: dict[str, Any]) -> EmbeddingClient:
     from .local import LOCAL_MODEL_NAME, LocalEmbeddings
 
     logger.info("embeddings: local %s (offline)", LOCAL_MODEL_NAME)
-    return EmbeddingClient(LocalEmbeddings(), provider="local", model=LOCAL_MODEL_NAME, **opts)
+    # In process: the network timeout would cut off a model that is merely slow on a busy CPU.
+    return EmbeddingClient(LocalEmbeddings(), provider="local", model=LOCAL_MODEL_NAME, in_process=True, **opts)

@@ -326,3 +326,25 @@ def test_local_model_is_deterministic() -> None:
     assert emb.embed_documents(["同一句话 same text"]) == emb.embed_documents(["同一句话 same text"])
     assert emb.embed_query("仓位") == emb.embed_query("仓位")
     assert emb.embed_documents([]) == []
+
+
+def test_a_slow_local_model_is_never_cut_off_by_the_network_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from langchain_md_memory.embeddings import local
+
+    class SlowCPU(Embeddings):  # the bundled model on a busy machine: correct, just slow
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            time.sleep(0.3)
+            return good(texts)
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
+
+    monkeypatch.setattr(local, "LocalEmbeddings", SlowCPU)
+    client = resolve_embeddings("local", timeout_s=0.05, retries=0)
+    assert client is not None and client.in_process
+    assert client.embed_documents(["a", "b"]).shape == (2, 3)
+    # The same slowness from a network provider is cut off at the timeout.
+    with pytest.raises(EmbeddingError, match="timed out"):
+        client_for(SlowCPU(), timeout_s=0.05, retries=0).embed_documents(["a"])

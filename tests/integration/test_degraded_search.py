@@ -1,0 +1,84 @@
+"""A search that runs on less than it should says so: in status, the tool, the retriever and the CLI."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
+
+from langchain_md_memory import MarkdownMemory, create_memory_tools
+from langchain_md_memory.cli import main
+from langchain_md_memory.embeddings import EmbeddingClient, providers
+
+CONFIG = {"embedding_retries": 0}
+
+
+class Switchable(Embeddings):
+    """Deterministic vectors; ``documents_down`` / ``queries_down`` make that side fail like an outage."""
+
+    def __init__(self) -> None:
+        self.healthy = DeterministicFakeEmbedding(size=16)
+        self.documents_down = False
+        self.queries_down = False
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if self.documents_down:
+            raise ConnectionError("connection reset by peer")
+        return self.healthy.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        if self.queries_down:
+            raise ConnectionError("connection reset by peer")
+        return self.healthy.embed_query(text)
+
+
+def _seed(memory_dir: Path) -> None:
+    (memory_dir / "MEMORY.md").write_text("- Bond ladder: five rungs, one a year\n", encoding="utf-8")
+
+
+def test_a_failed_document_embedding_is_reported_everywhere(memory_dir: Path) -> None:
+    _seed(memory_dir)
+    emb = Switchable()
+    with MarkdownMemory(memory_dir, embeddings=emb, config=CONFIG) as mem:
+        mem.sync()
+        emb.documents_down = True  # the provider rejects documents, still answers queries
+        mem.append("- Bond fund: sold in March")
+        ranked = mem.search_detailed("bond")
+        assert ranked.degraded is not None and "keyword results only" in ranked.degraded
+        assert mem.status()["waiting_for_embeddings"] == 1
+        search = create_memory_tools(mem)[0]
+        assert "keyword results only" in search.invoke({"query": "bond"}).split("Note:", 1)[1]
+        docs = mem.as_retriever().invoke("bond")
+        assert docs and "keyword results only" in docs[0].metadata["degraded"]
+
+        emb.documents_down = False
+        mem.indexer._embed_retry_at = 0.0  # skip the back-off a failed provider gets
+        mem.sync()
+        assert mem.status()["waiting_for_embeddings"] == 0
+        assert mem.search_detailed("bond").degraded is None
+
+
+def test_a_keyword_only_search_says_so_through_the_tool(memory_dir: Path) -> None:
+    _seed(memory_dir)
+    emb = Switchable()
+    with MarkdownMemory(memory_dir, embeddings=emb, config=CONFIG) as mem:
+        mem.sync()
+        emb.queries_down = True
+        out = create_memory_tools(mem)[0].invoke({"query": "bond ladder"})
+    assert "Bond ladder" in out
+    assert "keyword results only" in out.split("Note:", 1)[1]
+
+
+def test_a_keyword_only_search_says_so_on_the_cli(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _seed(memory_dir)
+    emb = Switchable()
+    emb.queries_down = True
+    monkeypatch.setattr(providers, "_local_client", lambda opts: EmbeddingClient(emb, provider="local",
+                                                                                  model="switchable", **opts))
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--dir", str(memory_dir), "--embeddings", "local", "search", "bond ladder"], out=out, err=err)
+    assert code == 0
+    assert "Bond ladder" in out.getvalue()
+    assert "keyword results only" in err.getvalue()
