@@ -79,7 +79,18 @@ class MarkdownMemory(MemoryCore):
     # -- integration ----------------------------------------------------------------
 
     def as_retriever(self, **kwargs: Any) -> MarkdownMemoryRetriever:
-        """A LangChain retriever over this memory (``k`` and config overrides as kwargs)."""
+        """A LangChain retriever over this memory, configured as ``VectorStore.as_retriever`` is.
+
+        Takes ``search_type`` (``"similarity"``, ``"mmr"``, ``"similarity_score_threshold"``),
+        ``search_kwargs`` (``k``, ``score_threshold``, ``lambda_mult``, ``fetch_k``), ``k``, ``tags``,
+        ``metadata`` and any MemoryConfig field; see :class:`MarkdownMemoryRetriever`.
+
+        Example:
+            .. code-block:: python
+
+                retriever = mem.as_retriever(search_type="mmr", search_kwargs={"k": 3}, tags=["memory"])
+                [d.metadata["source"] for d in retriever.invoke("retirement")]   # file paths
+        """
         return MarkdownMemoryRetriever.from_memory(self, **kwargs)
 
     def as_store(self, **kwargs: Any) -> MarkdownBaseStore:
