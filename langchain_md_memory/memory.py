@@ -119,6 +119,10 @@ class MarkdownMemory(MemoryCore):
         """Write the Markdown files (and the state file, nothing else) to a ``.tar.gz``; returns its path."""
         return export_archive(self, path)
 
+    async def aexport_archive(self, path: str | os.PathLike[str]) -> Path:
+        """Async twin of :meth:`export_archive`."""
+        return await asyncio.to_thread(self.export_archive, path)
+
     @classmethod
     def import_archive(cls, path: str | os.PathLike[str], memory_dir: str | os.PathLike[str],
                        *, overwrite: bool = False, max_bytes: int | None = None,
@@ -136,6 +140,14 @@ class MarkdownMemory(MemoryCore):
             mem.close()
             raise
         return mem
+
+    @classmethod
+    async def aimport_archive(cls, path: str | os.PathLike[str], memory_dir: str | os.PathLike[str],
+                              *, overwrite: bool = False, max_bytes: int | None = None,
+                              max_files: int | None = None, **kwargs: Any) -> MarkdownMemory:
+        """Async twin of :meth:`import_archive`."""
+        return await asyncio.to_thread(cls.import_archive, path, memory_dir, overwrite=overwrite,
+                                       max_bytes=max_bytes, max_files=max_files, **kwargs)
 
     # -- projects -------------------------------------------------------------------
 
@@ -161,6 +173,12 @@ class MarkdownMemory(MemoryCore):
                     print([(h.scope, h.path) for h in mem.search("tests")])
         """
         return ProjectMemory.open(path, root, **kwargs)
+
+    @classmethod
+    async def afor_project(cls, path: str | os.PathLike[str] = ".",
+                           root: str | os.PathLike[str] | None = None, **kwargs: Any) -> ProjectMemory:
+        """Async twin of :meth:`for_project` (asks git and opens both indexes in a worker thread)."""
+        return await asyncio.to_thread(cls.for_project, path, root, **kwargs)
 
 
 class ProjectMemory(MarkdownMemory):
@@ -196,6 +214,12 @@ class ProjectMemory(MarkdownMemory):
             mem.close()
             raise
         return mem
+
+    @classmethod
+    async def aopen(cls, path: str | os.PathLike[str] = ".", root: str | os.PathLike[str] | None = None,
+                    **kwargs: Any) -> ProjectMemory:
+        """Async twin of :meth:`open`."""
+        return await asyncio.to_thread(cls.open, path, root, **kwargs)
 
     # -- search: one ranking over both memories -------------------------------------
 

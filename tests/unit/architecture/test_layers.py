@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("embeddings",),
     ("sync",),
     ("search",),
-    ("documents",),
+    ("documents", "aio"),
     ("core", "project"),
     ("features",),
     ("integrations",),
