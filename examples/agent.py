@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -36,6 +36,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from langchain_md_memory import (
+    FINANCE_PROMPTS,
     MarkdownMemory,
     create_memory_flush_node,
     create_memory_tools,
@@ -84,7 +85,7 @@ def scripted_agent_model() -> ScriptedToolModel:
 
 
 def flush_model() -> FakeListChatModel:
-    """Stands in for a real model answering MEMORY_FLUSH_PROMPT."""
+    """Stands in for a real model answering the finance flush prompt."""
     return FakeListChatModel(responses=[
         "- College fund goal: 80k USD saved by 2030 for the daughter's tuition.",
     ])
@@ -106,18 +107,21 @@ def compact(state: MemoryState) -> dict[str, Any] | None:
 
 
 def build_graph(mem: MarkdownMemory) -> Any:
-    tools = create_memory_tools(mem)
+    # A personal-finance assistant: the specs' finance wording for tools, flush and headers.
+    prompts = FINANCE_PROMPTS
+    tools = create_memory_tools(mem, prompts=prompts)
     model = scripted_agent_model().bind_tools(tools)
 
     def agent(state: MemoryState) -> dict[str, Any]:
-        return {"messages": [model.invoke(state["messages"])]}
+        return {"messages": [model.invoke([SystemMessage(prompts.policy), *state["messages"]])]}
 
     graph = StateGraph(MemoryState)
-    graph.add_node("memory", create_session_context_node(mem))
-    graph.add_node("recall", create_recall_node(mem, max_tokens=300))
-    graph.add_node("flush", create_memory_flush_node(mem, flush_model(), trigger_tokens=FLUSH_TOKENS))
+    graph.add_node("memory", create_session_context_node(mem, prompts=prompts))
+    graph.add_node("recall", create_recall_node(mem, max_tokens=300, prompts=prompts))
+    graph.add_node("flush", create_memory_flush_node(mem, flush_model(), trigger_tokens=FLUSH_TOKENS,
+                                                     prompts=prompts))
     graph.add_node("compact", compact)
-    graph.add_node("reinject", create_post_compaction_node(mem))
+    graph.add_node("reinject", create_post_compaction_node(mem, prompts=prompts))
     graph.add_node("agent", agent)
     graph.add_node("tools", ToolNode(tools))
     graph.add_edge(START, "memory")

@@ -31,6 +31,7 @@ from .errors import (
     MemoryStoreError,
 )
 from .memory import MarkdownMemory, ProjectMemory
+from .prompts import DEFAULT_PROMPTS, FINANCE_PROMPTS, MemoryPrompts
 from .types import MemorySearchResult
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from .integrations.tools import create_memory_tools
 
 __all__ = [
+    "DEFAULT_PROMPTS",
+    "FINANCE_PROMPTS",
     "DreamResult",
     "EmbeddingError",
     "IndexBusyError",
@@ -61,6 +64,7 @@ __all__ = [
     "MemoryIndexError",
     "MemoryInputError",
     "MemoryPathError",
+    "MemoryPrompts",
     "MemorySearchResult",
     "MemoryState",
     "MemoryStoreError",

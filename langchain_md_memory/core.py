@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sqlite3
@@ -30,8 +29,8 @@ from typing import Any, Self
 
 from langchain_core.embeddings import Embeddings
 
+from .aio import AsyncMemoryMethods
 from .config import MemoryConfig
-from .documents import DocumentMethods
 from .embeddings import EmbeddingClient, resolve_embeddings
 from .errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryInputError
 from .files.paths import INDEX_FILE
@@ -54,13 +53,15 @@ __all__ = ["MemoryCore"]
 logger = logging.getLogger(__name__)
 
 
-class MemoryCore(DocumentMethods):
+class MemoryCore(AsyncMemoryMethods):
     """One memory folder: Markdown files, index, embeddings, sync, search and watching.
 
     Construct :class:`~langchain_md_memory.MarkdownMemory` (same arguments);
     this base is what features and integrations are typed against. The parts
     (``store``, ``indexer``, ``index``, ``embedder``, ``watcher``) are public for
-    inspection and tests; code built on a memory uses the methods below.
+    inspection and tests; code built on a memory uses the methods below. Every
+    operation has an async twin (``aget``, ``aappend``, ``asearch``, ``async_index``,
+    ...; see :mod:`langchain_md_memory.aio`).
     """
 
     def __init__(
@@ -127,10 +128,6 @@ class MemoryCore(DocumentMethods):
         outage: the keyword path answers alone.
         """
         return self.search_detailed(query, max_results=max_results).hits
-
-    async def asearch(self, query: str, *, max_results: int | None = None) -> list[MemorySearchResult]:
-        """Async twin of :meth:`search`."""
-        return await asyncio.to_thread(self.search, query, max_results=max_results)
 
     def search_detailed(self, query: str, *, max_results: int | None = None,
                         config: MemoryConfig | None = None) -> RankedResults:

@@ -79,7 +79,18 @@ class MarkdownMemory(MemoryCore):
     # -- integration ----------------------------------------------------------------
 
     def as_retriever(self, **kwargs: Any) -> MarkdownMemoryRetriever:
-        """A LangChain retriever over this memory (``k`` and config overrides as kwargs)."""
+        """A LangChain retriever over this memory, configured as ``VectorStore.as_retriever`` is.
+
+        Takes ``search_type`` (``"similarity"``, ``"mmr"``, ``"similarity_score_threshold"``),
+        ``search_kwargs`` (``k``, ``score_threshold``, ``lambda_mult``, ``fetch_k``), ``k``, ``tags``,
+        ``metadata`` and any MemoryConfig field; see :class:`MarkdownMemoryRetriever`.
+
+        Example:
+            .. code-block:: python
+
+                retriever = mem.as_retriever(search_type="mmr", search_kwargs={"k": 3}, tags=["memory"])
+                [d.metadata["source"] for d in retriever.invoke("retirement")]   # file paths
+        """
         return MarkdownMemoryRetriever.from_memory(self, **kwargs)
 
     def as_store(self, **kwargs: Any) -> MarkdownBaseStore:
@@ -108,6 +119,10 @@ class MarkdownMemory(MemoryCore):
         """Write the Markdown files (and the state file, nothing else) to a ``.tar.gz``; returns its path."""
         return export_archive(self, path)
 
+    async def aexport_archive(self, path: str | os.PathLike[str]) -> Path:
+        """Async twin of :meth:`export_archive`."""
+        return await asyncio.to_thread(self.export_archive, path)
+
     @classmethod
     def import_archive(cls, path: str | os.PathLike[str], memory_dir: str | os.PathLike[str],
                        *, overwrite: bool = False, max_bytes: int | None = None,
@@ -125,6 +140,14 @@ class MarkdownMemory(MemoryCore):
             mem.close()
             raise
         return mem
+
+    @classmethod
+    async def aimport_archive(cls, path: str | os.PathLike[str], memory_dir: str | os.PathLike[str],
+                              *, overwrite: bool = False, max_bytes: int | None = None,
+                              max_files: int | None = None, **kwargs: Any) -> MarkdownMemory:
+        """Async twin of :meth:`import_archive`."""
+        return await asyncio.to_thread(cls.import_archive, path, memory_dir, overwrite=overwrite,
+                                       max_bytes=max_bytes, max_files=max_files, **kwargs)
 
     # -- projects -------------------------------------------------------------------
 
@@ -150,6 +173,12 @@ class MarkdownMemory(MemoryCore):
                     print([(h.scope, h.path) for h in mem.search("tests")])
         """
         return ProjectMemory.open(path, root, **kwargs)
+
+    @classmethod
+    async def afor_project(cls, path: str | os.PathLike[str] = ".",
+                           root: str | os.PathLike[str] | None = None, **kwargs: Any) -> ProjectMemory:
+        """Async twin of :meth:`for_project` (asks git and opens both indexes in a worker thread)."""
+        return await asyncio.to_thread(cls.for_project, path, root, **kwargs)
 
 
 class ProjectMemory(MarkdownMemory):
@@ -185,6 +214,12 @@ class ProjectMemory(MarkdownMemory):
             mem.close()
             raise
         return mem
+
+    @classmethod
+    async def aopen(cls, path: str | os.PathLike[str] = ".", root: str | os.PathLike[str] | None = None,
+                    **kwargs: Any) -> ProjectMemory:
+        """Async twin of :meth:`open`."""
+        return await asyncio.to_thread(cls.open, path, root, **kwargs)
 
     # -- search: one ranking over both memories -------------------------------------
 

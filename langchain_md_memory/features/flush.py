@@ -1,7 +1,8 @@
 """The pre-compaction memory flush: before history is compacted, save its durable facts.
 
 When the conversation reaches ``trigger_tokens`` and no flush happened in the
-current compaction cycle, a chat model is asked (with :data:`MEMORY_FLUSH_PROMPT`)
+current compaction cycle, a chat model is asked (with the ``flush`` prompt of
+:class:`~langchain_md_memory.prompts.MemoryPrompts`, domain-neutral by default)
 for the durable facts and preferences as Markdown bullets, and its reply is
 appended to today's log under ``## Pre-compaction memory flush``. The reply
 ``NO_MEMORY_TO_FLUSH`` (or an empty one) writes nothing; a model error is
@@ -41,6 +42,7 @@ from langgraph.constants import TAG_NOSTREAM
 
 from ..core import MemoryCore
 from ..errors import MemoryPathError, MemoryStoreError
+from ..prompts import DEFAULT_PROMPTS, MEMORY_FLUSH_TOKEN
 from ..secrets import scrub
 from ..types import MEMORY_MESSAGE_IDS
 
@@ -64,9 +66,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-MEMORY_FLUSH_TOKEN = "NO_MEMORY_TO_FLUSH"
-"""The reply that means "nothing durable to save"; it writes nothing."""
-
 FLUSH_HEADING = "## Pre-compaction memory flush"
 """Heading each flush is appended under in today's file."""
 
@@ -79,25 +78,9 @@ DEFAULT_TRIGGER_TOKENS = 4000
 TokenCounter = Callable[[Sequence[BaseMessage]], int]
 """Counts a conversation's tokens (default: ``count_tokens_approximately``)."""
 
-MEMORY_FLUSH_PROMPT = f"""\
-The conversation below is about to be compacted: older messages will be replaced by a short \
-summary and their details will be lost. Before that happens, extract what is worth remembering \
-in future sessions.
-
-Write Markdown bullets ("- ...") of durable facts and user preferences stated or confirmed in \
-the conversation, most important first. Look for:
-- financial goals, with target amounts and dates
-- risk tolerance, position limits and other rules the user set
-- position and trading decisions, with the reasons given for them
-- account facts (account types, contributions, what an account is for)
-- lasting preferences about how the user wants to be advised
-
-Leave out: transient tool output, market quotes, prices, index levels, news and search results, \
-anything only true today, greetings and small talk, and anything already in the long-term memory.
-
-Each bullet is one self-contained sentence in the language the user used. No heading, no preamble.
-If there is nothing durable to save, reply with exactly {MEMORY_FLUSH_TOKEN} and nothing else."""
-"""System prompt of the flush call (the transcript follows as the human message)."""
+MEMORY_FLUSH_PROMPT = DEFAULT_PROMPTS.flush
+"""Default system prompt of the flush call (the transcript follows as the human message);
+see :class:`~langchain_md_memory.prompts.MemoryPrompts` for others."""
 
 _FENCE_RE = re.compile(r"^```[\w-]*\n(.*?)\n?```$", re.DOTALL)
 _TOKEN_LINE_RE = re.compile(rf"^[\s`*_\"'.]*{MEMORY_FLUSH_TOKEN}[\s`*_\"'.]*$")
@@ -130,11 +113,12 @@ def flush_transcript(messages: Sequence[BaseMessage]) -> str:
     return get_buffer_string(kept)
 
 
-def flush_prompt_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """The two messages sent to the flush model: the prompt and the transcript."""
+def flush_prompt_messages(messages: Sequence[BaseMessage], prompt: str = MEMORY_FLUSH_PROMPT
+                          ) -> list[BaseMessage]:
+    """The two messages sent to the flush model: the prompt (``prompt``) and the transcript."""
     transcript = flush_transcript(messages)
     return [
-        SystemMessage(MEMORY_FLUSH_PROMPT),
+        SystemMessage(prompt),
         HumanMessage(f"<conversation>\n{transcript}\n</conversation>"),
     ]
 
@@ -191,26 +175,26 @@ def _facts(reply: Any) -> str:
     return content
 
 
-def run_memory_flush(mem: MemoryCore, model: Runnable[Any, Any],
-                     messages: Sequence[BaseMessage]) -> FlushResult:
+def run_memory_flush(mem: MemoryCore, model: Runnable[Any, Any], messages: Sequence[BaseMessage], *,
+                     prompt: str = MEMORY_FLUSH_PROMPT) -> FlushResult:
     """Ask ``model`` for the durable facts in ``messages`` and append them to today's file.
 
-    Never raises for a model or write failure: it logs and returns
-    ``FlushResult(written=False, error=...)``.
+    ``prompt`` is the flush call's system prompt. Never raises for a model or write failure:
+    it logs and returns ``FlushResult(written=False, error=...)``.
     """
     try:
-        reply = model.invoke(flush_prompt_messages(messages), config=_config())
+        reply = model.invoke(flush_prompt_messages(messages, prompt), config=_config())
     except Exception as exc:
         return _model_error(exc)
     content = _facts(reply)
     return _write(mem, content) if content else FlushResult(written=False)
 
 
-async def arun_memory_flush(mem: MemoryCore, model: Runnable[Any, Any],
-                            messages: Sequence[BaseMessage]) -> FlushResult:
+async def arun_memory_flush(mem: MemoryCore, model: Runnable[Any, Any], messages: Sequence[BaseMessage], *,
+                            prompt: str = MEMORY_FLUSH_PROMPT) -> FlushResult:
     """Async twin of :func:`run_memory_flush` (the model is awaited, the write runs in a thread)."""
     try:
-        reply = await model.ainvoke(flush_prompt_messages(messages), config=_config())
+        reply = await model.ainvoke(flush_prompt_messages(messages, prompt), config=_config())
     except Exception as exc:
         return _model_error(exc)
     content = _facts(reply)
@@ -239,19 +223,20 @@ def _after(result: FlushResult) -> dict[str, Any] | None:
 
 
 def flush_update(mem: MemoryCore, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
-                 trigger_tokens: int, token_counter: TokenCounter | None = None) -> dict[str, Any] | None:
+                 trigger_tokens: int, token_counter: TokenCounter | None = None,
+                 prompt: str = MEMORY_FLUSH_PROMPT) -> dict[str, Any] | None:
     """The state update of one flush check over ``state["messages"]`` (``None`` when nothing changes)."""
     messages, early = _plan(state, trigger_tokens, token_counter)
     if early is not _RUN:
         return early
-    return _after(run_memory_flush(mem, model, messages))
+    return _after(run_memory_flush(mem, model, messages, prompt=prompt))
 
 
 async def aflush_update(mem: MemoryCore, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
-                        trigger_tokens: int, token_counter: TokenCounter | None = None
-                        ) -> dict[str, Any] | None:
+                        trigger_tokens: int, token_counter: TokenCounter | None = None,
+                        prompt: str = MEMORY_FLUSH_PROMPT) -> dict[str, Any] | None:
     """Async twin of :func:`flush_update`."""
     messages, early = _plan(state, trigger_tokens, token_counter)
     if early is not _RUN:
         return early
-    return _after(await arun_memory_flush(mem, model, messages))
+    return _after(await arun_memory_flush(mem, model, messages, prompt=prompt))

@@ -57,9 +57,10 @@ from langgraph.runtime import Runtime
 from ..core import MemoryCore
 from ..errors import MemoryInputError
 from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
+from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from .nodes import DEFAULT_RECALL_TOKENS
 from .prompt_context import first_human_text, message_text, recall_text, session_context_text
-from .tools import MEMORY_TOOLS_POLICY, create_memory_tools
+from .tools import create_memory_tools
 
 __all__ = ["MarkdownMemoryMiddleware", "MemoryAgentState"]
 
@@ -92,12 +93,18 @@ class MarkdownMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         recall_max_tokens / recall_max_results: budget and size of that recall.
         register_tools: register ``memory_search``, ``memory_get``,
             ``memory_update`` (and add the policy to call them before advice).
+        prompts: the tool descriptions, policy, flush prompt and headers
+            (default :data:`~langchain_md_memory.prompts.DEFAULT_PROMPTS`,
+            domain-neutral; ``FINANCE_PROMPTS`` is the specs' finance wording).
 
     Example:
         .. code-block:: python
 
             agent = create_agent(model, middleware=[MarkdownMemoryMiddleware(mem)])
-            agent.invoke({"messages": [("user", "Can I put 10% into NVDA?")]})
+            agent.invoke({"messages": [("user", "Which editor setup did I settle on?")]})
+
+            # The specs' finance wording instead of the domain-neutral default:
+            advisor = create_agent(model, middleware=[MarkdownMemoryMiddleware(mem, prompts=FINANCE_PROMPTS)])
     """
 
     state_schema = MemoryAgentState
@@ -106,7 +113,8 @@ class MarkdownMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
                  trigger_tokens: int = DEFAULT_TRIGGER_TOKENS, token_counter: TokenCounter | None = None,
                  session_context: bool = True, max_context_tokens: int | None = None,
                  recall_first_turn: bool = True, recall_max_tokens: int = DEFAULT_RECALL_TOKENS,
-                 recall_max_results: int | None = None, register_tools: bool = True) -> None:
+                 recall_max_results: int | None = None, register_tools: bool = True,
+                 prompts: MemoryPrompts = DEFAULT_PROMPTS) -> None:
         super().__init__()
         if trigger_tokens < 1:
             raise MemoryInputError(f"trigger_tokens must be at least 1, got {trigger_tokens}")
@@ -120,8 +128,13 @@ class MarkdownMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         self.recall_max_tokens = recall_max_tokens
         self.recall_max_results = recall_max_results
         self.register_tools = register_tools
+        self.prompts = prompts
         # `tools` is the attribute create_agent reads to register middleware tools.
-        self.tools = create_memory_tools(mem) if register_tools else []
+        self.tools = create_memory_tools(mem, prompts=prompts) if register_tools else []
+
+    def _session_context(self) -> str:
+        return session_context_text(self.mem, max_tokens=self.max_context_tokens,
+                                    header=self.prompts.session_context_header)
 
     # -- before_model: flush, then first-turn recall ---------------------------------
 
@@ -131,9 +144,10 @@ class MarkdownMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         messages = list(state.get("messages") or [])
         seen = [message_text(m) for m in messages]
         if self.session_context:
-            seen.append(session_context_text(self.mem, max_tokens=self.max_context_tokens))
+            seen.append(self._session_context())
         text = recall_text(self.mem, first_human_text(messages), already_seen=seen,
-                           max_tokens=self.recall_max_tokens, max_results=self.recall_max_results)
+                           max_tokens=self.recall_max_tokens, max_results=self.recall_max_results,
+                           header=self.prompts.recall_header)
         # "" marks the recall as done, so later calls on the thread do not search again.
         return {RECALL_KEY: text}
 
@@ -142,7 +156,7 @@ class MarkdownMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         update: dict[str, Any] = {}
         if self.flush_model is not None:
             update |= flush_update(self.mem, self.flush_model, state, trigger_tokens=self.trigger_tokens,
-                                   token_counter=self.token_counter) or {}
+                                   token_counter=self.token_counter, prompt=self.prompts.flush) or {}
         update |= self._recall(state)
         return update or None
 
@@ -152,16 +166,17 @@ class MarkdownMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         if self.flush_model is not None:
             update |= await aflush_update(self.mem, self.flush_model, state,
                                           trigger_tokens=self.trigger_tokens,
-                                          token_counter=self.token_counter) or {}
+                                          token_counter=self.token_counter,
+                                          prompt=self.prompts.flush) or {}
         update |= await asyncio.to_thread(self._recall, state)
         return update or None
 
     # -- wrap_model_call: memory into the system message ------------------------------
 
     def _memory_sections(self, state: Mapping[str, Any]) -> list[str]:
-        sections = [MEMORY_TOOLS_POLICY] if self.register_tools else []
+        sections = [self.prompts.policy] if self.register_tools else []
         if self.session_context:
-            context = session_context_text(self.mem, max_tokens=self.max_context_tokens)
+            context = self._session_context()
             if context:
                 sections.append(context)
         recalled = state.get(RECALL_KEY)

@@ -51,6 +51,7 @@ from ..core import MemoryCore
 from ..errors import MemoryInputError
 from ..features.dream import dream
 from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
+from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from .prompt_context import (
     RECALL_ID,
     SESSION_CONTEXT_ID,
@@ -129,12 +130,14 @@ def _threaded(func: Callable[[Mapping[str, Any]], _Update]
     return run
 
 
-def create_session_context_node(mem: MemoryCore, *, max_tokens: int | None = None) -> MemoryNode:
+def create_session_context_node(mem: MemoryCore, *, max_tokens: int | None = None,
+                                prompts: MemoryPrompts = DEFAULT_PROMPTS) -> MemoryNode:
     """A node keeping one SystemMessage with ``mem.load_session_context()`` first in ``messages``.
 
     The message has the fixed id ``md-memory-session-context``: on the first
     turn the history is rewritten to put it at index 0; later turns replace it
     in place (or return nothing when it is unchanged). An empty memory removes it.
+    The context goes under ``prompts.session_context_header``.
 
     Example:
         .. code-block:: python
@@ -144,7 +147,7 @@ def create_session_context_node(mem: MemoryCore, *, max_tokens: int | None = Non
 
     def run(state: Mapping[str, Any]) -> _Update:
         messages = _messages(state)
-        content = session_context_text(mem, max_tokens=max_tokens)
+        content = session_context_text(mem, max_tokens=max_tokens, header=prompts.session_context_header)
         existing = next((m for m in messages if m.id == SESSION_CONTEXT_ID), None)
         if not content:
             return {"messages": [RemoveMessage(id=SESSION_CONTEXT_ID)]} if existing is not None else None
@@ -158,12 +161,13 @@ def create_session_context_node(mem: MemoryCore, *, max_tokens: int | None = Non
 
 def create_memory_flush_node(mem: MemoryCore, model: Runnable[Any, Any], *,
                              trigger_tokens: int = DEFAULT_TRIGGER_TOKENS,
-                             token_counter: TokenCounter | None = None) -> MemoryNode:
+                             token_counter: TokenCounter | None = None,
+                             prompts: MemoryPrompts = DEFAULT_PROMPTS) -> MemoryNode:
     """A node that saves durable facts to today's file once per compaction cycle.
 
     At ``trigger_tokens`` or more (``token_counter``, default langchain-core's
     ``count_tokens_approximately``) and ``memory_flushed`` not set, asks
-    ``model`` for durable facts and appends them under
+    ``model`` for durable facts (system prompt ``prompts.flush``) and appends them under
     ``## Pre-compaction memory flush``, then returns ``{"memory_flushed": True}``.
     Back under the trigger (after a compaction) it returns
     ``{"memory_flushed": False}``. ``NO_MEMORY_TO_FLUSH`` or an empty reply
@@ -181,24 +185,27 @@ def create_memory_flush_node(mem: MemoryCore, model: Runnable[Any, Any], *,
         raise MemoryInputError(f"trigger_tokens must be at least 1, got {trigger_tokens}")
 
     def run(state: Mapping[str, Any]) -> _Update:
-        return flush_update(mem, model, state, trigger_tokens=trigger_tokens, token_counter=token_counter)
+        return flush_update(mem, model, state, trigger_tokens=trigger_tokens, token_counter=token_counter,
+                            prompt=prompts.flush)
 
     async def arun(state: Mapping[str, Any]) -> _Update:
         return await aflush_update(mem, model, state, trigger_tokens=trigger_tokens,
-                                   token_counter=token_counter)
+                                   token_counter=token_counter, prompt=prompts.flush)
 
     return MemoryNode(run, arun, "memory_flush")
 
 
 def create_recall_node(mem: MemoryCore, *, max_tokens: int = DEFAULT_RECALL_TOKENS,
-                       max_results: int | None = None) -> MemoryNode:
+                       max_results: int | None = None,
+                       prompts: MemoryPrompts = DEFAULT_PROMPTS) -> MemoryNode:
     """A first-turn node: search memory with the first human message and inject the top hits.
 
     Runs only before the model has answered (no AIMessage yet) and only once
     (id ``md-memory-recall``). Hits whose lines are all already in the
     messages (the session context, say) are dropped; the rest are kept best
     first while they fit ``max_tokens``, as one SystemMessage after the
-    leading system messages. Nothing is injected when nothing new matches.
+    leading system messages, under ``prompts.recall_header``. Nothing is
+    injected when nothing new matches.
 
     Example:
         .. code-block:: python
@@ -213,7 +220,7 @@ def create_recall_node(mem: MemoryCore, *, max_tokens: int = DEFAULT_RECALL_TOKE
         if any(m.id == RECALL_ID for m in messages) or has_ai_message(messages):
             return None
         text = recall_text(mem, first_human_text(messages), already_seen=_texts(messages),
-                           max_tokens=max_tokens, max_results=max_results)
+                           max_tokens=max_tokens, max_results=max_results, header=prompts.recall_header)
         if not text:
             return None
         message = SystemMessage(text, id=RECALL_ID)
@@ -223,7 +230,8 @@ def create_recall_node(mem: MemoryCore, *, max_tokens: int = DEFAULT_RECALL_TOKE
 
 
 def create_post_compaction_node(mem: MemoryCore, *, max_tokens: int | None = None,
-                                is_summary: Callable[[BaseMessage], bool] | None = None) -> MemoryNode:
+                                is_summary: Callable[[BaseMessage], bool] | None = None,
+                                prompts: MemoryPrompts = DEFAULT_PROMPTS) -> MemoryNode:
     """A node that re-injects the session context after a summary replaced the history.
 
     Acts only when ``messages`` holds a summary message (``is_summary``,
@@ -245,7 +253,8 @@ def create_post_compaction_node(mem: MemoryCore, *, max_tokens: int | None = Non
         messages = _messages(state)
         if any(m.id == SESSION_CONTEXT_ID for m in messages) or not any(summary(m) for m in messages):
             return None
-        text = session_context_text(mem, max_tokens=max_tokens, already_seen=_texts(messages))
+        text = session_context_text(mem, max_tokens=max_tokens, already_seen=_texts(messages),
+                                    header=prompts.session_context_header)
         if not text:
             return None
         message = SystemMessage(text, id=SESSION_CONTEXT_ID)

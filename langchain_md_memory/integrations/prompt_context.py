@@ -25,6 +25,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from ..core import MemoryCore
 from ..errors import MemoryStoreError
+from ..prompts import DEFAULT_PROMPTS
 from ..text import estimate_tokens
 from ..types import MEMORY_MESSAGE_IDS, RECALL_ID, SESSION_CONTEXT_ID, MemorySearchResult
 
@@ -49,16 +50,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SESSION_CONTEXT_HEADER = (
-    "# Long-term memory\n"
-    "Loaded from the user's Markdown memory files (MEMORY.md, today's and yesterday's logs). "
-    "Treat it as what you know about the user; cite the file when you rely on it."
-)
-RECALL_HEADER = (
-    "# Recalled memory\n"
-    "Passages recalled from long-term memory for the user's first message "
-    "(cite them as path#Lstart-Lend):"
-)
+SESSION_CONTEXT_HEADER = DEFAULT_PROMPTS.session_context_header
+RECALL_HEADER = DEFAULT_PROMPTS.recall_header
 
 _SUMMARY_PREFIXES = ("here is a summary of the conversation",)
 
@@ -189,8 +182,10 @@ def select_hits(hits: Sequence[MemorySearchResult], already_seen: Iterable[str],
 
 
 def recall_text(mem: MemoryCore, query: str, *, already_seen: Iterable[str], max_tokens: int,
-                max_results: int | None = None) -> str:
+                max_results: int | None = None, header: str = RECALL_HEADER) -> str:
     """First-turn recall: search ``query``, keep new hits within the budget, format them; ``""`` if none.
+
+    The hits follow ``header`` (the ``recall_header`` of :class:`~langchain_md_memory.prompts.MemoryPrompts`).
 
     A memory that cannot answer (closed, broken index) logs a warning and yields ``""``.
     """
@@ -201,16 +196,17 @@ def recall_text(mem: MemoryCore, query: str, *, already_seen: Iterable[str], max
     except (MemoryStoreError, OSError) as exc:
         logger.warning("first-turn recall skipped: memory unavailable: %s", exc)
         return ""
-    budget = max_tokens - estimate_tokens(RECALL_HEADER)
+    budget = max_tokens - estimate_tokens(header)
     hits = select_hits(ranked.hits, already_seen, budget)
     if not hits:
         return ""
-    return f"{RECALL_HEADER}\n\n{format_hits(hits)}"
+    return f"{header}\n\n{format_hits(hits)}"
 
 
 def session_context_text(mem: MemoryCore, *, max_tokens: int | None = None,
-                         already_seen: Iterable[str] | None = None) -> str:
-    """``load_session_context()`` under a header, optionally without lines already seen; ``""`` if empty."""
+                         already_seen: Iterable[str] | None = None,
+                         header: str = SESSION_CONTEXT_HEADER) -> str:
+    """``load_session_context()`` under ``header``, optionally without lines already seen; ``""`` if empty."""
     try:
         context = mem.load_session_context(max_tokens)
     except (MemoryStoreError, OSError) as exc:
@@ -218,7 +214,7 @@ def session_context_text(mem: MemoryCore, *, max_tokens: int | None = None,
         return ""
     if already_seen is not None:
         context = dedupe_lines(context, already_seen)
-    return f"{SESSION_CONTEXT_HEADER}\n\n{context}" if context.strip() else ""
+    return f"{header}\n\n{context}" if context.strip() else ""
 
 
 def place_messages(messages: Sequence[BaseMessage], new: BaseMessage,

@@ -16,10 +16,10 @@ Example:
 
         mem = MarkdownMemory("memory", embeddings="none")
         memory_search, memory_get, memory_update = create_memory_tools(mem)
-        memory_update.invoke({"content": "- No single stock above 5% of the portfolio"})
-        print(memory_search.invoke({"query": "single stock limit"}))
+        memory_update.invoke({"content": "- Prefers meetings after 10am"})
+        print(memory_search.invoke({"query": "meetings"}))
         # [1] MEMORY.md#L1-L1 (score 1.00)
-        # - No single stock above 5% of the portfolio
+        # - Prefers meetings after 10am
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..core import MemoryCore
 from ..errors import MemoryPathError, MemoryStoreError
 from ..files.paths import resolve_alias
+from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from ..secrets import scrub
 from .prompt_context import format_hits
 
@@ -50,35 +51,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-MEMORY_TOOLS_POLICY = (
-    "Before giving any personalised financial advice (buy or sell decisions, portfolio allocation, "
-    "stock picks, position sizing), call memory_search to recall the user's goals, risk tolerance, "
-    "position limits and past decisions, and respect them. When the user states a durable fact or "
-    "preference, save it with memory_update."
-)
-"""A system-prompt rule to pair with the tools (the middleware adds it for you)."""
-
-SEARCH_DESCRIPTION = (
-    "Search the user's long-term memory: Markdown notes of financial goals, risk tolerance, position "
-    "limits, account facts, preferences and past decisions with their reasons. ALWAYS call this BEFORE "
-    "giving any personalised financial advice (buy/sell decisions, allocation, stock picks, position "
-    "sizing) so the advice respects what the user told you before. Returns the best passages as "
-    "'[n] path#Lstart-Lend (score s)' followed by the text; cite the path#lines you rely on, and use "
-    "memory_get to read more of a file."
-)
-GET_DESCRIPTION = (
-    "Read exact lines of a memory file: to verify a memory_search hit in context, or to copy the exact "
-    "text before a memory_update edit or delete. Lines are 1-based and inclusive; omit both to read the "
-    "whole file. The text is returned exactly as stored."
-)
-UPDATE_DESCRIPTION = (
-    "Save to the user's long-term memory. To remember a durable fact or preference (a goal, risk "
-    "tolerance, a position rule, a decision and its reason, an account fact), pass only `content`: it is "
-    "appended to MEMORY.md. Use file='daily' for notes about today, or a relative .md path for a topic "
-    "file. action='edit' replaces `old_text` with `content`; action='delete' removes `old_text`. "
-    "`old_text` must match the file exactly, so read it with memory_get first. Do not store quotes, "
-    "prices or other transient data."
-)
+MEMORY_TOOLS_POLICY = DEFAULT_PROMPTS.policy
+"""The default system-prompt rule to pair with the tools (the middleware adds it for you)."""
 
 
 class MemorySearchInput(BaseModel):
@@ -86,7 +60,7 @@ class MemorySearchInput(BaseModel):
 
     query: str = Field(
         min_length=1,
-        description="What to recall, in the user's words or as keywords, e.g. 'single stock position limit'.",
+        description="What to recall, in the user's words or as keywords, e.g. 'preferred meeting times'.",
     )
     max_results: int | None = Field(
         default=None, ge=1, le=50, description="How many passages to return (default: the memory's setting)."
@@ -268,19 +242,22 @@ def _bind(fn: Callable[..., str], mem: MemoryCore) -> tuple[Callable[..., str], 
     return run, arun
 
 
-def create_memory_tools(mem: MemoryCore) -> list[BaseTool]:
+def create_memory_tools(mem: MemoryCore, *, prompts: MemoryPrompts = DEFAULT_PROMPTS) -> list[BaseTool]:
     """``[memory_search, memory_get, memory_update]`` over ``mem``, in that order.
+
+    The descriptions come from ``prompts`` (domain-neutral by default; see
+    :class:`~langchain_md_memory.prompts.MemoryPrompts` and ``FINANCE_PROMPTS``).
 
     Example:
         .. code-block:: python
 
-            tools = create_memory_tools(mem)
-            agent = create_agent(model, tools=tools, system_prompt=MEMORY_TOOLS_POLICY)
+            tools = create_memory_tools(mem, prompts=FINANCE_PROMPTS)
+            agent = create_agent(model, tools=tools, system_prompt=FINANCE_PROMPTS.policy)
     """
     specs: list[tuple[str, str, type[BaseModel], Callable[..., str]]] = [
-        ("memory_search", SEARCH_DESCRIPTION, MemorySearchInput, _search),
-        ("memory_get", GET_DESCRIPTION, MemoryGetInput, _get),
-        ("memory_update", UPDATE_DESCRIPTION, MemoryUpdateInput, _update),
+        ("memory_search", prompts.search_description, MemorySearchInput, _search),
+        ("memory_get", prompts.get_description, MemoryGetInput, _get),
+        ("memory_update", prompts.update_description, MemoryUpdateInput, _update),
     ]
     tools: list[BaseTool] = []
     for name, description, schema, fn in specs:

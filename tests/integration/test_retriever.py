@@ -71,7 +71,8 @@ def test_documents_carry_the_hit_fields_and_the_chunk_id(mem):
     assert doc.id == doc.metadata["chunk_id"] == "MEMORY.md:7-7"
     for key in HIT_FIELDS:
         assert key in doc.metadata
-    assert doc.metadata["source"] == "both"
+    assert doc.metadata["retrieved_by"] == "both"
+    assert doc.metadata["source"] == "MEMORY.md"
     assert doc.metadata["citation"] == "MEMORY.md#L7-L7"
 
 

@@ -14,7 +14,10 @@ HIT_FIELDS = (
     "path", "start_line", "end_line", "score", "vector_score", "keyword_score", "source", "file_kind",
     "decay",
 )
-"""Fields of a hit every serialised form (CLI JSON, retriever metadata) must carry."""
+"""Fields of a hit every serialised form (CLI JSON, retriever metadata) must carry.
+
+In retriever metadata ``source`` is the file path (as in LangChain loaders) and the hit's own
+``source`` (the recall path) is ``retrieved_by``."""
 
 
 def make_hit(chunk_id: str = "c", score: float = 0.5, *, path: str = "MEMORY.md", start_line: int = 1,

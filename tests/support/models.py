@@ -14,6 +14,7 @@ from langchain_core.language_models.fake_chat_models import (
     GenericFakeChatModel,
 )
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 
@@ -40,11 +41,17 @@ class FailingModel(FakeListChatModel):
 
 
 class ScriptedChatModel(GenericFakeChatModel):
-    """Replies with the scripted ``AIMessage``s (tool calls included), accepts tools, records prompts."""
+    """Replies with the scripted ``AIMessage``s (tool calls included), accepts tools, records prompts.
+
+    ``bound_tools`` keeps each tool bound to it as the OpenAI tool schema a real model would be sent
+    (name, description, parameters with their descriptions).
+    """
 
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
+    bound_tools: list[dict[str, Any]] = Field(default_factory=list)
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+        self.bound_tools.extend(convert_to_openai_tool(tool) for tool in tools)
         return self
 
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,

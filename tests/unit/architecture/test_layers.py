@@ -21,13 +21,13 @@ ROOT = Path(langchain_md_memory.__file__).parent
 # ProjectMemory) composes them on top of it, and the CLI drives that.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "types"),
-    ("config", "text", "secrets", "stopwords"),
+    ("config", "text", "secrets", "stopwords", "prompts"),
     ("files",),
     ("index",),
     ("embeddings",),
     ("sync",),
     ("search",),
-    ("documents",),
+    ("documents", "aio"),
     ("core", "project"),
     ("features",),
     ("integrations",),

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from langchain_md_memory import create_memory_flush_node
+from langchain_md_memory import FINANCE_PROMPTS, create_memory_flush_node
 from langchain_md_memory.features.flush import (
     FLUSH_HEADING,
     MEMORY_FLUSH_PROMPT,
@@ -39,13 +39,28 @@ def tokens(messages: list[BaseMessage]) -> int:
     return count_tokens_approximately(messages)
 
 
-def test_prompt_targets_durable_financial_facts_and_excludes_quotes_and_prices():
+def test_default_prompt_targets_durable_facts_of_any_domain_and_excludes_transient_data():
+    for wanted in ("goals", "preferences", "constraints", "decisions, with the reasons"):
+        assert wanted in MEMORY_FLUSH_PROMPT
+    assert "transient tool output" in MEMORY_FLUSH_PROMPT
+    assert "financ" not in MEMORY_FLUSH_PROMPT.lower()
+    assert f"reply with exactly {MEMORY_FLUSH_TOKEN}" in MEMORY_FLUSH_PROMPT
+
+
+def test_finance_prompt_targets_financial_facts_and_excludes_quotes_and_prices():
+    prompt = FINANCE_PROMPTS.flush
     for wanted in ("financial goals", "risk tolerance", "position and trading decisions",
                    "reasons", "account facts", "preferences"):
-        assert wanted in MEMORY_FLUSH_PROMPT
+        assert wanted in prompt
     for excluded in ("transient tool output", "market quotes", "prices"):
-        assert excluded in MEMORY_FLUSH_PROMPT
-    assert f"reply with exactly {MEMORY_FLUSH_TOKEN}" in MEMORY_FLUSH_PROMPT
+        assert excluded in prompt
+    assert f"reply with exactly {MEMORY_FLUSH_TOKEN}" in prompt
+
+
+def test_run_memory_flush_sends_the_prompt_it_is_given(kw_memory):
+    model = RecordingModel(responses=[FACTS])
+    run_memory_flush(kw_memory, model, conversation(), prompt=FINANCE_PROMPTS.flush)
+    assert model.prompts[0][0].content == FINANCE_PROMPTS.flush
 
 
 @pytest.mark.parametrize("reply", [

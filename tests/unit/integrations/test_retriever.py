@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 
-from langchain_md_memory import MarkdownMemory
+from langchain_md_memory import MarkdownMemory, MemoryInputError
 from tests.support.memories import write_files
 
 NOTES = ("# Money rules\n\nBond ladder: five rungs of treasuries.\n\n"
@@ -53,7 +55,13 @@ def test_documents_match_the_memorys_own_search(mem: MarkdownMemory) -> None:
 def test_keyword_only_documents_come_from_the_keyword_path(mem: MarkdownMemory) -> None:
     docs = mem.as_retriever(k=3).invoke("bond")
     assert {d.metadata["path"] for d in docs} == {"MEMORY.md", "goals.md"}
-    assert all(d.metadata["source"] == "keyword" and d.metadata["vector_score"] is None for d in docs)
+    assert all(d.metadata["retrieved_by"] == "keyword" and d.metadata["vector_score"] is None for d in docs)
+
+
+def test_source_is_the_file_path_as_in_langchain_loaders(mem: MarkdownMemory) -> None:
+    docs = mem.as_retriever(k=3).invoke("bond")
+    assert [d.metadata["source"] for d in docs] == [d.metadata["path"] for d in docs]
+    assert {d.metadata["source"] for d in docs} == {"MEMORY.md", "goals.md"}
 
 
 def test_k_caps_the_documents_and_invoke_can_override_it(mem: MarkdownMemory) -> None:
@@ -66,3 +74,126 @@ def test_k_caps_the_documents_and_invoke_can_override_it(mem: MarkdownMemory) ->
 
 def test_a_query_with_no_match_returns_no_documents(mem: MarkdownMemory) -> None:
     assert mem.as_retriever(k=3).invoke("zebra") == []
+
+
+# -- what a VectorStore retriever accepts ------------------------------------------------------
+
+LADDERS = "\n\n".join([
+    "Bond ladder of treasuries: bond ladder, bond ladder.",
+    "Bond ladder of treasuries: bond ladder, bond ladder!",
+    "Bond ladder of treasuries: bond ladder; bond ladder.",
+    "Bond fund with a short ladder of notes.",
+    "Cash buffer: six months of expenses.",
+]) + "\n"
+
+
+@pytest.fixture
+def ladders(memory_dir: Path) -> MarkdownMemory:
+    write_files(memory_dir, {"MEMORY.md": LADDERS})
+    memory = MarkdownMemory(memory_dir, embeddings="none",
+                            config={"chunk_tokens": 16, "chunk_overlap_tokens": 0})
+    yield memory
+    memory.close()
+
+
+class RetrieverStarts(BaseCallbackHandler):
+    """Records the tags and metadata of every retriever run it sees start."""
+
+    def __init__(self) -> None:
+        self.starts: list[tuple[list[str], dict[str, Any]]] = []
+
+    def on_retriever_start(self, serialized: Any, query: str, *, tags: list[str] | None = None,
+                           metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        self.starts.append((list(tags or []), dict(metadata or {})))
+
+
+def citations(docs: list[Document]) -> list[str]:
+    return [d.metadata["citation"] for d in docs]
+
+
+def test_search_kwargs_k_and_tags_work_as_on_a_vectorstore_retriever(mem: MarkdownMemory) -> None:
+    retriever = mem.as_retriever(search_kwargs={"k": 2}, tags=["x"], metadata={"team": "memory"})
+    handler = RetrieverStarts()
+    docs = retriever.invoke("bond", config={"callbacks": [handler]})
+    assert len(docs) == 2
+    [(tags, metadata)] = handler.starts
+    assert tags == ["x"] and metadata["team"] == "memory"
+
+
+def test_tags_default_to_the_memorys_class_name_as_a_vectorstore_does(mem: MarkdownMemory) -> None:
+    handler = RetrieverStarts()
+    mem.as_retriever().invoke("bond", config={"callbacks": [handler]})
+    assert handler.starts[0][0] == ["MarkdownMemory"]
+
+
+async def test_tags_reach_callbacks_under_ainvoke_too(mem: MarkdownMemory) -> None:
+    handler = RetrieverStarts()
+    docs = await mem.as_retriever(search_kwargs={"k": 1}, tags=["y"]).ainvoke("bond",
+                                                                              config={"callbacks": [handler]})
+    assert len(docs) == 1 and handler.starts[0][0] == ["y"]
+
+
+def test_similarity_turns_mmr_off_and_mmr_turns_it_on(ladders: MarkdownMemory) -> None:
+    similar = ladders.as_retriever(search_type="similarity", search_kwargs={"k": 2}).invoke("bond ladder")
+    diverse = ladders.as_retriever(search_type="mmr", search_kwargs={"k": 2, "lambda_mult": 0.3}
+                                   ).invoke("bond ladder")
+    # The near-duplicates lead by relevance; MMR swaps the second one for the different note.
+    assert citations(similar) == ["MEMORY.md#L1-L1", "MEMORY.md#L3-L3"]
+    assert citations(diverse) == ["MEMORY.md#L1-L1", "MEMORY.md#L7-L7"]
+    plain = ladders.search("bond ladder", max_results=2)  # MMR on (the default) at lambda 0.7
+    assert citations(ladders.as_retriever(k=2).invoke("bond ladder")) == [h.citation for h in plain]
+
+
+def test_fetch_k_is_the_pool_mmr_chooses_from(ladders: MarkdownMemory) -> None:
+    narrow = ladders.as_retriever(search_type="mmr", search_kwargs={"k": 2, "lambda_mult": 0.3, "fetch_k": 2})
+    assert citations(narrow.invoke("bond ladder")) == ["MEMORY.md#L1-L1", "MEMORY.md#L3-L3"]
+    wide = ladders.as_retriever(search_type="mmr", search_kwargs={"k": 2, "lambda_mult": 0.3, "fetch_k": 8})
+    assert citations(wide.invoke("bond ladder")) == ["MEMORY.md#L1-L1", "MEMORY.md#L7-L7"]
+
+
+def test_score_threshold_is_the_min_score(ladders: MarkdownMemory) -> None:
+    everything = ladders.as_retriever(search_type="similarity", k=5).invoke("bond ladder")
+    assert 0.5 < min(d.metadata["score"] for d in everything) < 0.9
+    strict = ladders.as_retriever(search_type="similarity_score_threshold",
+                                  search_kwargs={"k": 5, "score_threshold": 0.9}).invoke("bond ladder")
+    assert strict and all(d.metadata["merged_score"] >= 0.9 for d in strict)
+    assert len(strict) == sum(d.metadata["merged_score"] >= 0.9 for d in everything)
+
+
+def test_similarity_score_threshold_needs_a_threshold(mem: MarkdownMemory) -> None:
+    with pytest.raises(MemoryInputError, match=r"needs search_kwargs=.*score_threshold"):
+        mem.as_retriever(search_type="similarity_score_threshold")
+
+
+def test_unknown_search_type_names_the_allowed_ones(mem: MarkdownMemory) -> None:
+    with pytest.raises(MemoryInputError, match="'similarity', 'mmr', 'similarity_score_threshold'"):
+        mem.as_retriever(search_type="hybrid")
+
+
+def test_unknown_keys_get_an_error_naming_the_allowed_ones(mem: MarkdownMemory) -> None:
+    with pytest.raises(MemoryInputError, match=r"search_kwargs got unknown key\(s\) \['filter'\]; "
+                                               r"allowed: k, score_threshold, lambda_mult, fetch_k, or "
+                                               r"MemoryConfig fields \(max_results, min_score"):
+        mem.as_retriever(search_kwargs={"k": 2, "filter": {"path": "MEMORY.md"}})
+    with pytest.raises(MemoryInputError, match=r"as_retriever\(\) got unknown key\(s\) \['top_k'\]; "
+                                               r"allowed: k, search_type, search_kwargs, tags, metadata"):
+        mem.as_retriever(top_k=2)
+    with pytest.raises(MemoryInputError, match=r"invoke\(\) got unknown key\(s\) \['filter'\]"):
+        mem.as_retriever().invoke("bond", filter={})
+
+
+def test_config_fields_work_in_search_kwargs_and_at_invoke(mem: MarkdownMemory) -> None:
+    assert len(mem.as_retriever(search_kwargs={"k": 3, "min_score": 0.99}).invoke("bond")) < 3
+    assert len(mem.as_retriever(k=3).invoke("bond", score_threshold=0.99)) < 3
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"k": 2, "search_kwargs": {"k": 3}},
+    {"search_kwargs": {"k": 0}},
+    {"search_kwargs": {"fetch_k": "many"}},
+    {"search_type": "similarity_score_threshold", "search_kwargs": {"score_threshold": 1.5}},
+])
+def test_bad_values_are_refused_when_the_retriever_is_built(mem: MarkdownMemory,
+                                                            kwargs: dict[str, Any]) -> None:
+    with pytest.raises(MemoryInputError):
+        mem.as_retriever(**kwargs)

@@ -6,7 +6,13 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 
-from langchain_md_memory import MarkdownMemory, MemoryIndexError, create_memory_tools
+from langchain_md_memory import (
+    DEFAULT_PROMPTS,
+    FINANCE_PROMPTS,
+    MarkdownMemory,
+    MemoryIndexError,
+    create_memory_tools,
+)
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.tools import MemorySearchInput, MemoryUpdateInput
 
@@ -45,8 +51,23 @@ def test_tools_are_search_get_update_in_order_with_schemas(tools):
 def test_search_description_demands_a_search_before_personalised_advice(tools):
     description = tools[0].description
     assert "BEFORE" in description
-    for topic in ("buy/sell", "allocation", "stock picks", "position sizing", "risk tolerance"):
+    for topic in ("personalised advice or decisions", "goals", "preferences", "constraints",
+                  "past decisions"):
         assert topic in description
+
+
+def test_finance_prompts_give_the_finance_descriptions(mem):
+    search, get, update = create_memory_tools(mem, prompts=FINANCE_PROMPTS)
+    assert "BEFORE" in search.description
+    for topic in ("buy/sell", "allocation", "stock picks", "position sizing", "risk tolerance"):
+        assert topic in search.description
+    assert (get.description, update.description) == (FINANCE_PROMPTS.get_description,
+                                                      FINANCE_PROMPTS.update_description)
+
+
+def test_custom_prompts_set_every_description(mem):
+    prompts = DEFAULT_PROMPTS.replace(search_description="S.", get_description="G.", update_description="U.")
+    assert [t.description for t in create_memory_tools(mem, prompts=prompts)] == ["S.", "G.", "U."]
 
 
 def test_update_defaults_append_to_long_term_memory():
