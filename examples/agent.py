@@ -158,13 +158,18 @@ def show(node: str, update: dict[str, Any] | None, mem: MarkdownMemory) -> None:
                 print(f"    | {line}")
 
 
+def seed(folder: Path, sample: Path = SAMPLE) -> None:
+    """Copy the sample's Markdown into ``folder``; an index built in the sample (by a search there) stays."""
+    shutil.copytree(sample, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("index.sqlite*", ".*"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", help="memory folder (seeded with the sample when it has no MEMORY.md)")
     args = parser.parse_args(argv)
     folder = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="md-memory-agent-"))
     if not (folder / "MEMORY.md").exists():
-        shutil.copytree(SAMPLE, folder, dirs_exist_ok=True)
+        seed(folder)
     print(f"memory folder: {folder}")
 
     with MarkdownMemory(folder, embeddings="none") as mem:

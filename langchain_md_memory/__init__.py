@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from .integrations.retriever import MarkdownMemoryRetriever
     from .integrations.tools import create_memory_tools
 
+__version__ = "0.2.0"
+"""The package version (``pyproject.toml`` reads it from here)."""
+
 __all__ = [
     "DEFAULT_PROMPTS",
     "FINANCE_PROMPTS",

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import MemoryPathError, MemoryStoreError
 from ..files.atomic import atomic_output, current_umask
+from ..files.gitignore import write_gitignore
 from ..files.paths import STATE_FILE, is_archived_file, is_memory_file, normalize_relpath, resolve_memory_path
 from ..files.store import MarkdownStore
 
@@ -332,6 +333,8 @@ def _move_in(staging: Path, target: Path, names: list[str]) -> None:
             os.chmod(Path(dirpath) / d, mode)
     if not target.exists() or (target.is_dir() and not any(target.iterdir())):
         os.chmod(staging, mode)
+        if not target.exists():  # a memory folder this import creates, like any other new one
+            write_gitignore(staging)
         # One rename moves the whole tree in: the target is either absent/empty or complete.
         os.replace(staging, target)
         return

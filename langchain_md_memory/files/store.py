@@ -31,6 +31,7 @@ from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from .atomic import current_umask
 from .beneath import is_regular_beneath, read_beneath, remove_beneath, replace_beneath
 from .edits import check_needle, clean_text, cut, last_line_ending, split_lf
+from .gitignore import write_gitignore
 from .paths import (
     is_managed_file,
     is_memory_file,
@@ -73,13 +74,18 @@ class MarkdownStore:
         """Open (creating, with parents) the memory directory ``root``.
 
         ``recursive=False`` lists only root-level files (the global memory,
-        whose subfolders are other memories).
+        whose subfolders are other memories). A folder created here gets a
+        ``.gitignore`` for the index and lock files (see :mod:`.gitignore`).
         """
         path = Path(root).expanduser()
         try:
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(parents=True)
+        except FileExistsError:
+            pass
         except OSError as exc:
             raise MemoryStoreError(f"Cannot create the memory directory {str(path)!r}: {exc}") from exc
+        else:
+            write_gitignore(path)
         if not path.is_dir():
             raise MemoryStoreError(f"The memory directory {str(path)!r} is not a directory")
         self.root: Path = path.resolve()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import runpy
 import shutil
 import subprocess
 import sys
@@ -49,10 +50,30 @@ def test_example_agent_seeds_an_empty_folder_with_the_sample_memory(tmp_path):
     assert "recall: injected" in result.stdout
 
 
+def snapshot(folder: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Every file under ``folder`` (an index built there by an earlier search included)."""
+    return {p.relative_to(folder).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns, p.read_bytes())
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def test_example_agent_runs_without_arguments_on_a_temporary_copy():
-    before = (ROOT / "examples" / "memory" / "MEMORY.md").read_text()
+    sample = ROOT / "examples" / "memory"
+    before = snapshot(sample)
     result = run()
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("memory folder: ")
-    assert (ROOT / "examples" / "memory" / "MEMORY.md").read_text() == before  # the sample is untouched
-    assert not (ROOT / "examples" / "memory" / "index.sqlite").exists()
+    first_line = result.stdout.splitlines()[0]
+    assert first_line.startswith("memory folder: ")
+    assert snapshot(sample) == before  # nothing in the sample folder was written, created or removed
+    assert not Path(first_line.removeprefix("memory folder: ")).exists()  # the copy is cleaned up
+
+
+def test_example_agent_seeds_only_the_markdown_of_a_sample_that_holds_an_index(tmp_path):
+    sample = tmp_path / "sample"
+    shutil.copytree(ROOT / "examples" / "memory", sample)
+    (sample / "index.sqlite").write_bytes(b"an index built in place")
+    (sample / "index.sqlite-wal").write_bytes(b"")
+    (sample / ".md-memory.lock").write_bytes(b"")
+    seed = runpy.run_path(str(SCRIPT), run_name="example_agent")["seed"]
+    seed(tmp_path / "copy", sample)
+    copied = sorted(p.name for p in (tmp_path / "copy").iterdir())
+    assert copied == sorted(p.name for p in sample.glob("*.md"))
