@@ -324,13 +324,33 @@ def test_query_is_ranked_by_the_hybrid_pipeline_with_scores(store: MarkdownBaseS
     put_people(store)
     store.put(ALICE, "p5", {"content": "Drinks oolong tea every morning, tea tea"})
     hits = store.search(("users",), query="tea")
-    assert {h.key for h in hits} == {"p1", "p5"}
-    scores = [h.score for h in hits]
+    scored = [h for h in hits if h.score is not None]
+    assert {h.key for h in scored} == {"p1", "p5"} and {h.namespace for h in scored} == {ALICE}
+    scores = [h.score for h in scored]
     assert all(s is not None and 0 < s <= 1 for s in scores)
     assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
-    assert {h.namespace for h in hits} == {ALICE}
+    # As in LangGraph's stores the query ranks and never cuts: the items it did not match follow,
+    # newest first, unscored (this memory has no vectors to score them with).
+    assert hits[:2] == scored
+    assert [(h.key, h.score) for h in hits[2:]] == [("p3", None), ("p2", None)]
     ranked = store.memory.search("tea")
     assert max(scores) == pytest.approx(max(r.score for r in ranked))  # type: ignore[type-var]
+
+
+def test_query_returns_every_item_passing_the_filter_however_weak_its_match(
+    store: MarkdownBaseStore,
+) -> None:
+    store.memory.config = store.memory.config.merged(min_score=0.9)
+    store.put(ALICE, "tea", {"content": "tea tea tea, oolong tea", "kind": "drink"})
+    store.put(ALICE, "weak", {"content": "once had a cup of tea in 2019 with a lot of other words around it",
+                              "kind": "drink"})
+    store.put(ALICE, "food", {"content": "hotpot", "kind": "food"})
+    hits = store.search(ALICE, query="tea", filter={"kind": "drink"})
+    assert [h.key for h in hits] == ["tea", "weak"]
+    assert hits[0].score is not None and hits[1].score is not None
+    assert hits[0].score > hits[1].score
+    assert hits[1].score < 0.9  # under the memory's min_score: the store's query does not cut
+    assert [h.key for h in store.search(ALICE, query="tea", filter={"kind": "drink"}, limit=1)] == ["tea"]
 
 
 def test_query_respects_prefix_filter_limit_and_offset(store: MarkdownBaseStore) -> None:
@@ -381,7 +401,8 @@ def test_index_false_item_lives_in_the_hidden_file_out_of_the_memory_index(store
     assert item is not None and item.value == {"content": "password hint zanzibarquux", "kind": "hint"}
     assert [i.key for i in store.search(ALICE)] == ["secret", "public"]
     assert [i.key for i in store.search(("users",), filter={"kind": "hint"})] == ["secret"]
-    assert store.search(ALICE, query="zanzibarquux") == []
+    # A query never returns it; it does return the indexed item, unscored when it does not match.
+    assert [(h.key, h.score) for h in store.search(ALICE, query="zanzibarquux")] == [("public", None)]
     assert [h.key for h in store.search(ALICE, query="oolong")] == ["public"]
 
 
@@ -553,7 +574,7 @@ def test_a_batch_moving_keys_both_ways_writes_visible_hidden_visible(
     store.batch([PutOp(ALICE, "up", {"content": "u2"}), PutOp(ALICE, "down", {"content": "d2"}, index=False)])
     assert attempts == ["users/alice/store.md", "users/alice/.store.unindexed.md", "users/alice/store.md"]
     assert [h.key for h in store.search(ALICE, query="u2")] == ["up"]
-    assert store.search(ALICE, query="d2") == []
+    assert [(h.key, h.score) for h in store.search(ALICE, query="d2")] == [("up", None)]  # "down" is hidden
     assert {i.key: i.value["content"] for i in store.search(ALICE)} == {"up": "u2", "down": "d2", "keep": "h"}
 
 
@@ -587,11 +608,13 @@ def test_concurrent_index_flips_leave_each_key_once_in_its_last_file(memory_dir:
 
 def test_query_sees_a_hand_edit_after_the_automatic_sync(store: MarkdownBaseStore) -> None:
     store.put(ALICE, "food", {"content": "Loves hotpot"})
-    assert [h.key for h in store.search(ALICE, query="hotpot")] == ["food"]
+    [before] = store.search(ALICE, query="hotpot")
+    assert before.key == "food" and before.score is not None
     path = ns_file(store.memory, ALICE)
     path.write_text(path.read_text().replace("Loves hotpot", "Loves dumplings and noodles"))
-    assert store.search(ALICE, query="hotpot") == []
-    assert [h.key for h in store.search(ALICE, query="dumplings")] == ["food"]
+    assert [(h.key, h.score) for h in store.search(ALICE, query="hotpot")] == [("food", None)]
+    [after] = store.search(ALICE, query="dumplings")
+    assert after.key == "food" and after.score is not None
 
 
 def test_query_finds_store_items_among_many_other_memory_files(store: MarkdownBaseStore) -> None:
@@ -607,9 +630,10 @@ def test_query_maps_each_hit_to_the_section_it_covers(store: MarkdownBaseStore) 
     store.put(ALICE, "a", {"content": "alpha apples"})
     store.put(ALICE, "b", {"content": "beta bananas"})
     store.put(ALICE, "c", {"content": "gamma cherries"})
-    assert [h.key for h in store.search(ALICE, query="bananas")] == ["b"]
-    assert [h.key for h in store.search(ALICE, query="cherries")] == ["c"]
-    assert [h.key for h in store.search(ALICE, query="apples")] == ["a"]
+    for query, key in (("bananas", "b"), ("cherries", "c"), ("apples", "a")):
+        hits = store.search(ALICE, query=query)
+        assert [h.key for h in hits if h.score is not None] == [key]
+        assert hits[0].key == key
 
 
 def test_query_with_vector_embeddings_scores_items(memory_dir: Path) -> None:
@@ -799,7 +823,8 @@ async def test_async_ops_mirror_the_sync_ones(store: MarkdownBaseStore) -> None:
     assert [i.namespace for i in await store.asearch(("users",))] == [BOB, ALICE]
     hits = await store.asearch(("users",), query="hotpot")
     assert [(h.namespace, h.key) for h in hits] == [(ALICE, "food")] and hits[0].score is not None
-    assert await store.asearch(("users",), query="salad") == []
+    salad = await store.asearch(("users",), query="salad")  # Bob's salad is index=False
+    assert [(h.namespace, h.key, h.score) for h in salad] == [(ALICE, "food", None)]
     assert await store.memory.asearch("salad") == []
     assert await store.alist_namespaces(prefix=("users",)) == [ALICE, BOB]
     assert await store.alist_namespaces(max_depth=1) == [("users",)]

@@ -1,8 +1,11 @@
 """Every ```python block of the README runs as written, offline.
 
 Each block runs on its own in a fresh working directory (so ``"memory"`` is a
-new folder). ``langchain_openai.ChatOpenAI`` is replaced by a scripted fake, so
-the LCEL, LangGraph and ``create_agent`` snippets run end to end without a key.
+new folder). A snippet that calls a chat model has an offline form: without
+``OPENAI_API_KEY`` it uses a scripted fake from langchain_core, and must not
+touch ``ChatOpenAI``; the same snippet also runs with a key set, where
+``langchain_openai.ChatOpenAI`` is replaced by a scripted fake, so both
+branches run end to end.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from tests.support.models import ToolAcceptingListModel
 README = Path(__file__).resolve().parents[2] / "README.md"
 SNIPPETS = re.findall(r"^```python\n(.*?)^```$", README.read_text(encoding="utf-8"), re.S | re.M)
 ANSWER = "Keep any single stock at or below 5% [MEMORY.md#L1-L1]."
+OFFLINE_ANSWER = "Offline answer:"
+"""How each README snippet's offline stand-in starts its answer."""
 
 
 class FakeChatOpenAI(ToolAcceptingListModel):
@@ -27,6 +32,16 @@ class FakeChatOpenAI(ToolAcceptingListModel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(responses=[AIMessage(ANSWER)])
+
+
+class NoChatOpenAI:
+    """Stands in for ``ChatOpenAI`` in the offline runs: constructing it fails the test."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        raise AssertionError("the offline form of a README snippet constructed ChatOpenAI")
+
+
+MODEL_SNIPPETS = [i for i, snippet in enumerate(SNIPPETS) if "ChatOpenAI(" in snippet]
 
 
 def test_readme_has_the_documented_python_snippets() -> None:
@@ -37,12 +52,16 @@ def test_readme_has_the_documented_python_snippets() -> None:
         assert name in text, name
 
 
-@pytest.mark.parametrize("index", range(len(SNIPPETS)))
-def test_readme_snippet_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setattr(langchain_openai, "ChatOpenAI", FakeChatOpenAI)
+def test_every_snippet_with_a_chat_model_has_an_offline_form() -> None:
+    assert len(MODEL_SNIPPETS) >= 3
+    for index in MODEL_SNIPPETS:
+        snippet = SNIPPETS[index]
+        assert 'if os.environ.get("OPENAI_API_KEY"):' in snippet, f"snippet {index + 1}"
+        assert "from langchain_core.language_models import Fake" in snippet, f"snippet {index + 1}"
+        assert OFFLINE_ANSWER in snippet, f"snippet {index + 1}"
+
+
+def run_snippet(index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     code = compile(SNIPPETS[index], f"README.md python snippet {index + 1}", "exec")
     exec(code, {"__name__": f"readme_snippet_{index + 1}"})
     printed = capsys.readouterr().out
@@ -51,5 +70,25 @@ def test_readme_snippet_runs(index: int, tmp_path: Path, monkeypatch: pytest.Mon
         assert (tmp_path / "memory" / "MEMORY.md").read_text(encoding="utf-8").startswith("- ")
     if "print(" in SNIPPETS[index]:
         assert printed.strip()
-    if "ChatOpenAI(" in SNIPPETS[index]:
-        assert ANSWER in printed  # the chain, graph or agent ran through to the model's answer
+    return printed
+
+
+@pytest.mark.parametrize("index", range(len(SNIPPETS)))
+def test_readme_snippet_runs_offline(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(langchain_openai, "ChatOpenAI", NoChatOpenAI)
+    printed = run_snippet(index, tmp_path, capsys)
+    if index in MODEL_SNIPPETS:
+        assert OFFLINE_ANSWER in printed  # the chain, graph or agent ran through to the fake's answer
+
+
+@pytest.mark.parametrize("index", MODEL_SNIPPETS)
+def test_readme_snippet_runs_with_chat_openai(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.setattr(langchain_openai, "ChatOpenAI", FakeChatOpenAI)
+    printed = run_snippet(index, tmp_path, capsys)
+    assert ANSWER in printed and OFFLINE_ANSWER not in printed

@@ -135,7 +135,8 @@ def test_langmem_manage_tool_creates_updates_and_deletes_sections(
     manage.invoke({"content": "User's favourite cuisine is Cantonese", "action": "update", "id": memory_id})
     item = store.get(("memories", "alice"), memory_id)
     assert item is not None and item.value == {"content": "User's favourite cuisine is Cantonese"}
-    assert json.loads(search.invoke({"query": "Sichuan"})) == []
+    [stale] = json.loads(search.invoke({"query": "Sichuan"}))  # still listed, no longer matching
+    assert stale["key"] == memory_id and stale["score"] is None
 
     assert manage.invoke({"action": "delete", "id": memory_id}) == f"Deleted memory {memory_id}"
     assert store.get(("memories", "alice"), memory_id) is None

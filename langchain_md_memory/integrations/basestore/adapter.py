@@ -20,6 +20,13 @@ current files, so a hand edit is seen by the next ``get``; writes are locked
 read-modify-writes, and the index picks up ``store.md`` changes on the next
 search.
 
+A search with a ``query`` behaves as LangGraph's ``InMemoryStore`` and
+``PostgresStore`` do: it returns every indexed item under the prefix that passes
+the filter, ordered by similarity (the memory's hybrid score, MMR off, no
+``min_score`` cut), up to ``limit``; items no recall path could score (in a
+keyword-only memory, those without the query's words) come last with
+``score=None``.
+
 Example:
     .. code-block:: python
 
@@ -41,7 +48,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -62,8 +69,9 @@ from ...errors import MemoryInputError
 from ...files.paths import is_managed_file
 from .changes import Change, FileChanges, apply_changes, find_item, merged_items, plan_changes
 from .filters import namespace_matches, value_matches
+from .items import check_page, indexed_items, only_preamble, to_item, to_search_item
 from .namespaces import check_labels, is_label, namespace_file, validate_op
-from .sections import ParsedFile, StoredItem, check_key, namespace_preamble, parse_sections
+from .sections import ParsedFile, check_key, namespace_preamble, parse_sections
 
 if TYPE_CHECKING:
     from ...core import MemoryCore
@@ -84,6 +92,9 @@ def unindexed_file_name(file_name: str = NAMESPACE_FILE) -> str:
 
 # The most hits one query search asks the pipeline for while looking for enough store items.
 _MAX_QUERY_POOL = 1000
+
+_Ident = tuple[tuple[str, ...], str]
+"""An item's identity: ``(namespace, key)``."""
 
 
 class MarkdownBaseStore(BaseStore):
@@ -190,7 +201,7 @@ class MarkdownBaseStore(BaseStore):
         except ValueError:
             return None  # such a key can never have been stored
         found = find_item(key, *self._read_namespace(namespace))
-        return None if found is None else _to_item(namespace, found)
+        return None if found is None else to_item(namespace, found)
 
     def _flush(self, puts: Sequence[PutOp]) -> None:
         by_namespace: dict[tuple[str, ...], list[Change]] = {}
@@ -223,7 +234,7 @@ class MarkdownBaseStore(BaseStore):
             return apply_changes(old, step.changes, now=now, preamble=preamble, fallback_time=fallback)
 
         logger.debug("store: applying %d change(s) to %s", len(step.changes), rel)
-        if not step.indexed and _only_preamble(rewrite(self._text(rel)), preamble):
+        if not step.indexed and only_preamble(rewrite(self._text(rel)), preamble):
             self._memory.remove(rel)  # its last item left: no empty hidden file lingers
             return
         self._memory.update(rel, rewrite)
@@ -231,7 +242,7 @@ class MarkdownBaseStore(BaseStore):
     # -- search ---------------------------------------------------------------------
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        _check_page(op.limit, op.offset)
+        check_page(op.limit, op.offset)
         prefix = tuple(op.namespace_prefix)
         if op.query:
             ranked = self._query_search(op, prefix)
@@ -239,48 +250,65 @@ class MarkdownBaseStore(BaseStore):
             found = [
                 (item, None)
                 for namespace in self._namespaces(prefix)
-                for item in (_to_item(namespace, s) for s in merged_items(*self._read_namespace(namespace)))
+                for item in (to_item(namespace, s) for s in merged_items(*self._read_namespace(namespace)))
                 if value_matches(item.value, op.filter)
             ]
             ranked = sorted(found, key=lambda pair: pair[0].updated_at, reverse=True)
-        return [_to_search_item(item, score) for item, score in ranked[op.offset : op.offset + op.limit]]
+        return [to_search_item(item, score) for item, score in ranked[op.offset : op.offset + op.limit]]
 
     def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[tuple[Item, float | None]]:
+        """Every indexed item under ``prefix`` passing the filter: by similarity to the query, best first.
+
+        As in LangGraph's stores, the query ranks and never cuts: the memory's ``min_score`` does not
+        apply, and MMR (which trades relevance for variety) is off. Items no recall path scored (a
+        keyword-only memory, say) follow the scored ones, newest first, with ``score=None``.
+        """
         assert op.query is not None
-        want = op.offset + op.limit
+        candidates = {
+            (namespace, stored.key): to_item(namespace, stored)
+            for namespace in self._namespaces(prefix)
+            for stored in indexed_items(self._read(self.namespace_path(namespace)))
+            if value_matches(stored.value, op.filter)
+        }
+        scores = self._query_scores(op.query, prefix, candidates, want=op.offset + op.limit)
+        scored = sorted(((candidates[ident], score) for ident, score in scores.items()),
+                        key=lambda pair: (-pair[1], -pair[0].updated_at.timestamp()))
+        rest = sorted((item for ident, item in candidates.items() if ident not in scores),
+                      key=lambda item: item.updated_at, reverse=True)
+        return [*scored, *((item, None) for item in rest)]
+
+    def _query_scores(self, query: str, prefix: tuple[str, ...], candidates: Mapping[_Ident, Item], *,
+                      want: int) -> dict[_Ident, float]:
+        """The pipeline's score of each candidate it recalls (an item's best chunk), as far as needed.
+
+        Other memory files share the ranking, so the pool widens until ``want`` candidates are
+        scored, every candidate is, or the pipeline has nothing more to give.
+        """
+        config = self._memory.config.merged(min_score=0.0, mmr={"enabled": False}, access_weight=0.0)
         pool = min(max(2 * want, 10), _MAX_QUERY_POOL)
         while True:
-            hits = self._memory.search_detailed(op.query, max_results=pool).hits
+            hits = self._memory.search_detailed(query, max_results=pool, config=config).hits
             cache: dict[str, ParsedFile | None] = {}
-            best: dict[tuple[tuple[str, ...], str], tuple[Item, float]] = {}
-            for hit in hits:
+            scores: dict[_Ident, float] = {}
+            for hit in hits:  # best first, so an item's first hit is its best chunk
                 namespace = self._namespace_of(hit.path)
                 if namespace is None or namespace[: len(prefix)] != prefix:
                     continue
                 if hit.path not in cache:
                     cache[hit.path] = self._read(hit.path)
-                parsed = cache[hit.path]
-                for stored in parsed.unique() if parsed is not None else ():
-                    overlaps = stored.start_line <= hit.end_line and hit.start_line <= stored.end_line
-                    if not overlaps or not stored.indexed:
-                        continue
-                    item = _to_item(namespace, stored)
-                    if not value_matches(item.value, op.filter):
-                        continue
+                for stored in indexed_items(cache[hit.path]):
                     ident = (namespace, stored.key)
-                    if ident not in best or best[ident][1] < hit.score:
-                        best[ident] = (item, hit.score)
-            # Other memory files share the ranking: widen until enough store items or no more hits.
-            if len(best) >= want or len(hits) < pool or pool >= _MAX_QUERY_POOL:
-                break
+                    overlaps = stored.start_line <= hit.end_line and hit.start_line <= stored.end_line
+                    if overlaps and ident in candidates and ident not in scores:
+                        scores[ident] = hit.score
+            if len(scores) >= min(want, len(candidates)) or len(hits) < pool or pool >= _MAX_QUERY_POOL:
+                return scores
             pool = min(pool * 4, _MAX_QUERY_POOL)
-        ordered = sorted(best.values(), key=lambda pair: pair[1], reverse=True)
-        return [(item, score) for item, score in ordered]
 
     # -- namespaces -----------------------------------------------------------------
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        _check_page(op.limit, op.offset)
+        check_page(op.limit, op.offset)
         if op.max_depth is not None and op.max_depth < 0:
             raise MemoryInputError(f"max_depth must be 0 or more, got {op.max_depth}")
         namespaces = [
@@ -339,40 +367,3 @@ class MarkdownBaseStore(BaseStore):
 
     def __repr__(self) -> str:
         return f"MarkdownBaseStore({str(self._memory.memory_dir)!r}, file_name={self._file_name!r})"
-
-
-# -- helpers ------------------------------------------------------------------------
-
-
-def _only_preamble(text: str | None, preamble: str) -> bool:
-    """True when ``text`` is a namespace file with no items and the store's own preamble only."""
-    if text is None:
-        return False
-    parsed = parse_sections(text, fallback_time=dt.datetime.now(dt.UTC))
-    return not parsed.items and parsed.preamble.strip() == preamble.strip()
-
-
-def _check_page(limit: int, offset: int) -> None:
-    if limit < 0 or offset < 0:
-        raise MemoryInputError(f"limit and offset must be 0 or more, got limit={limit}, offset={offset}")
-
-
-def _to_item(namespace: tuple[str, ...], stored: StoredItem) -> Item:
-    return Item(
-        value=stored.value,
-        key=stored.key,
-        namespace=namespace,
-        created_at=stored.created_at,
-        updated_at=stored.updated_at,
-    )
-
-
-def _to_search_item(item: Item, score: float | None) -> SearchItem:
-    return SearchItem(
-        namespace=item.namespace,
-        key=item.key,
-        value=item.value,
-        created_at=item.created_at,
-        updated_at=item.updated_at,
-        score=score,
-    )

@@ -1,0 +1,62 @@
+"""From the sections of a namespace file to LangGraph store items, and the checks around them.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.integrations.basestore.items import indexed_items, to_item
+
+        items = [to_item(("users", "alice"), stored) for stored in indexed_items(parsed)]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from langgraph.store.base import Item, SearchItem
+
+from ...errors import MemoryInputError
+from .sections import ParsedFile, StoredItem, parse_sections
+
+__all__ = ["check_page", "indexed_items", "only_preamble", "to_item", "to_search_item"]
+
+
+def only_preamble(text: str | None, preamble: str) -> bool:
+    """True when ``text`` is a namespace file with no items and the store's own preamble only."""
+    if text is None:
+        return False
+    parsed = parse_sections(text, fallback_time=dt.datetime.now(dt.UTC))
+    return not parsed.items and parsed.preamble.strip() == preamble.strip()
+
+
+def indexed_items(parsed: ParsedFile | None) -> list[StoredItem]:
+    """The items of a visible namespace file that the index holds (not those marked ``"index": false``)."""
+    return [stored for stored in parsed.unique() if stored.indexed] if parsed is not None else []
+
+
+def check_page(limit: int, offset: int) -> None:
+    """Refuse a negative ``limit`` or ``offset``."""
+    if limit < 0 or offset < 0:
+        raise MemoryInputError(f"limit and offset must be 0 or more, got limit={limit}, offset={offset}")
+
+
+def to_item(namespace: tuple[str, ...], stored: StoredItem) -> Item:
+    """A stored section as a LangGraph ``Item``."""
+    return Item(
+        value=stored.value,
+        key=stored.key,
+        namespace=namespace,
+        created_at=stored.created_at,
+        updated_at=stored.updated_at,
+    )
+
+
+def to_search_item(item: Item, score: float | None) -> SearchItem:
+    """An ``Item`` as a search result with ``score`` (``None``: not scored by a query)."""
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=score,
+    )
