@@ -3,8 +3,9 @@
 Files under ``files/`` are copied as they are, except the dated ones named in
 ``manifest.json``: their age in days is fixed there and turned into a real
 name relative to today when the set is loaded (a daily log becomes
-``memory/YYYY-MM-DD.md``, a session ``sessions/YYYY-MM-DD-<thread>.md``), so a
-log that is 120 days old stays 120 days old whatever day the bench runs.
+``memory/YYYY-MM-DD.md``, a session ``sessions/YYYY-MM-DD-<thread>.md``, and a
+``{date}`` in it becomes that date), so a log that is 120 days old stays 120
+days old whatever day the bench runs.
 
 ``queries.json`` holds ``{"id", "category", "query", "gold"}`` items; ``gold``
 is a list of ``{"path", "text"}`` (a file under ``files/`` and a substring of
@@ -33,16 +34,16 @@ __all__ = ["DEV_DIR", "load_dev", "materialised_names"]
 DEV_DIR = Path(__file__).resolve().parents[1] / "quality_data" / "dev"
 
 
-def materialised_names(manifest: dict[str, Any], today: dt.date) -> dict[str, str]:
-    """Source path → path in the memory folder, for every dated file of the manifest."""
-    names: dict[str, str] = {}
+def materialised_names(manifest: dict[str, Any], today: dt.date) -> dict[str, tuple[str, str]]:
+    """Source path → (path in the memory folder, ISO date), for every dated file of the manifest."""
+    names: dict[str, tuple[str, str]] = {}
     for source, entry in manifest["dated"].items():
         day = (today - dt.timedelta(days=int(entry["age_days"]))).isoformat()
         if entry.get("kind", "daily") == "session":
-            names[source] = f"sessions/{day}-{entry['thread']}.md"
+            names[source] = (f"sessions/{day}-{entry['thread']}.md", day)
         else:
-            names[source] = f"memory/{day}.md"
-    if len(set(names.values())) != len(names):
+            names[source] = (f"memory/{day}.md", day)
+    if len({name for name, _ in names.values()}) != len(names):
         raise ValueError("manifest: two dated files land on the same name")
     return names
 
@@ -55,14 +56,15 @@ def _line_span(text: str, needle: str) -> tuple[int, int] | None:
     return start, start + needle.count("\n")
 
 
-def _ref(item: dict[str, Any], sources: dict[str, str], names: dict[str, str], qid: str) -> GoldRef:
+def _ref(item: dict[str, Any], sources: dict[str, str], names: dict[str, tuple[str, str]],
+         qid: str) -> GoldRef:
     source, needle = item["path"], item["text"]
     if source not in sources:
         raise ValueError(f"query {qid}: gold file {source!r} is not in the dev set")
     span = _line_span(sources[source], needle)
     if span is None:
         raise ValueError(f"query {qid}: {needle!r} not found in {source}")
-    return GoldRef(names.get(source, source), span[0], span[1])
+    return GoldRef(names[source][0] if source in names else source, span[0], span[1])
 
 
 def load_dev(root: Path = DEV_DIR, today: dt.date | None = None) -> MemorySet:
@@ -76,7 +78,11 @@ def load_dev(root: Path = DEV_DIR, today: dt.date | None = None) -> MemorySet:
     if missing:
         raise ValueError(f"manifest names files that do not exist: {sorted(missing)}")
     names = materialised_names(manifest, today)
-    documents = {names.get(src, src): text for src, text in sources.items()}
+    documents: dict[str, str] = {}
+    for src, text in sources.items():
+        # A session transcript states its own date: "- date: {date}" in the source.
+        target, day = names.get(src, (src, ""))
+        documents[target] = text.replace("{date}", day) if day else text
     raw = json.loads((root / "queries.json").read_text(encoding="utf-8"))
     queries = []
     for item in raw["queries"]:

@@ -63,11 +63,13 @@ def _subset(outcomes: Sequence[Outcome], split: str, category: str = ALL) -> lis
 
 
 def _categories(result: DatasetResult) -> list[str]:
+    """In the order the data set asks them; numbered categories (LoCoMo's) by number."""
     seen: dict[str, None] = {}
     for outcomes in [*result.outcomes.values(), *result.references.values()]:
         for o in outcomes:
             seen.setdefault(o.category, None)
-    return sorted(seen)
+    names = list(seen)
+    return sorted(names) if all(n[:1].isdigit() for n in names) else names
 
 
 def _runs(result: DatasetResult) -> list[tuple[str, list[Outcome]]]:
@@ -111,9 +113,9 @@ def render(results: Sequence[DatasetResult], configs: Sequence[ConfigSpec], meta
     lines += [f"- {key}: {value}" for key, value in meta.items()]
     lines += ["", "Configs (overrides of `MemoryConfig()`):", ""]
     for spec in configs:
-        overrides = json.dumps(dict(spec.overrides)) if spec.overrides else "{}` (the defaults)`"
+        overrides = f"`{json.dumps(dict(spec.overrides))}`" if spec.overrides else "`{}` (the defaults)"
         state = f" — **skipped**: {spec.skipped}" if spec.skipped else ""
-        lines.append(f"- `{spec.name}`: `{overrides}`{state}")
+        lines.append(f"- `{spec.name}`: {overrides}{state}")
     lines.append("")
     for result in results:
         lines += render_dataset(result)
