@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -18,8 +20,10 @@ from bench.quality.embedder import QueryCachedEmbeddings
 from bench.quality.locomo import load_locomo
 from bench.quality.metrics import Outcome, gold_ranks, recall_at_k, reciprocal_rank, summarise, top1
 from bench.quality.report import BEGIN, END
-from bench.quality.run import build, evaluate, main
+from bench.quality.run import build, evaluate
 from tests.support.embeddings import AxisEmbeddings
+
+REPO = Path(__file__).resolve().parents[2]
 
 # -- metrics on hand-made rankings ---------------------------------------------------
 
@@ -274,15 +278,20 @@ def test_configs_reopen_the_same_index_and_reuse_its_vectors(tmp_path):
     assert inner.queries["cat"] == inner.queries["what bike?"] == 1  # once for two hybrid configs
 
 
-def test_quick_run_writes_tables_into_the_report_and_keeps_its_prose(tmp_path):
+def test_limited_cli_run_writes_tables_into_the_report_and_keeps_its_prose(tmp_path):
     locomo = _write_locomo_json(tmp_path / "locomo")
     out = tmp_path / "QUALITY.md"
     out.write_text(f"# Quality\n\nMethod prose.\n\n{BEGIN}\nold numbers\n{END}\n\nAfter.\n", encoding="utf-8")
     report = tmp_path / "q.json"
-    code = main(["--embeddings", "none", "--limit", "10", "--locomo", str(locomo), "--out", str(out),
-                 "--json", str(report), "--workdir", str(tmp_path / "work"),
-                 "--configs", "default,no-mmr", "--config", 'future={"fusion": "rrf"}'])
-    assert code == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.quality", "--embeddings", "none", "--limit", "10",
+         "--locomo", str(locomo), "--out", str(out), "--json", str(report),
+         "--workdir", str(tmp_path / "work"), "--configs", "default,no-mmr",
+         "--config", 'future={"fusion": "rrf"}'],
+        cwd=REPO, capture_output=True, text=True, timeout=110, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "| config | split |" in done.stdout  # printed as well
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# Quality\n\nMethod prose.") and text.rstrip().endswith("After.")
     assert "old numbers" not in text
