@@ -7,7 +7,7 @@ unzipped ``locomo10_v2/*.json`` files are all understood).
 Layout: one memory folder per conversation, one Markdown file per dialogue
 turn, ``session_03/D3_7.md`` (a name without a date, so the file is evergreen
 and temporal decay leaves it alone). A turn file is one line,
-``Caroline (1:56 pm on 8 May, 2023): <text>``, with the session's date and
+``Ann (2:05 pm on 3 March, 2023): <text>``, with the session's date and
 time, plus ``[image: <caption>]`` on a second line when the turn shared an
 image (the caption is the only trace of the image the data gives). Questions of
 categories 1-4 are kept (5, adversarial, has no answer in the dialogue by

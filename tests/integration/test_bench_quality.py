@@ -119,7 +119,7 @@ def _conversation(a: str, b: str) -> dict:
     return {
         "speaker_a": a,
         "speaker_b": b,
-        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1_date_time": "2:05 pm on 3 March, 2023",
         "session_1": [
             {"speaker": a, "dia_id": "D1:1", "text": "I adopted a grey cat called Pixel."},
             {"speaker": b, "dia_id": "D1:2", "text": "Look at my new  bike!",
@@ -161,9 +161,9 @@ def test_locomo_conversations_become_one_evergreen_file_per_turn(tmp_path):
     assert sorted(conv.documents) == ["session_01/D1_1.md", "session_01/D1_2.md",
                                       "session_02/D2_1.md", "session_02/D2_2.md"]
     assert conv.documents["session_01/D1_1.md"] == (
-        "Ann (1:56 pm on 8 May, 2023): I adopted a grey cat called Pixel.\n")
+        "Ann (2:05 pm on 3 March, 2023): I adopted a grey cat called Pixel.\n")
     assert conv.documents["session_01/D1_2.md"] == (
-        "Bo (1:56 pm on 8 May, 2023): Look at my new bike!\n[image: a photo of a red bicycle]\n")
+        "Bo (2:05 pm on 3 March, 2023): Look at my new bike!\n[image: a photo of a red bicycle]\n")
 
 
 def test_locomo_questions_keep_categories_1_to_4_with_their_evidence_turns(tmp_path):
