@@ -1,0 +1,70 @@
+"""The embedding model of a run, with query vectors cached across configs.
+
+Every config asks the same questions, so each query is embedded once per run;
+documents are not cached here (the memory's own embedding cache keeps them
+across reopenings of a folder).
+
+Example:
+    .. code-block:: python
+
+        emb = make_embeddings("local")      # the bundled offline model, as embeddings="local"
+        emb.embed_query("where do I live?"); emb.embed_query("where do I live?")
+        assert emb.query_calls == 1
+"""
+
+from __future__ import annotations
+
+import threading
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_md_memory.embeddings import resolve_embeddings
+
+__all__ = ["QueryCachedEmbeddings", "make_embeddings"]
+
+
+class QueryCachedEmbeddings(Embeddings):
+    """Wraps an :class:`Embeddings`; ``embed_query`` answers repeated texts from a dict.
+
+    ``model`` is the wrapped model's name, so the index fingerprint names the
+    real vector space; ``query_calls`` / ``query_hits`` count misses and hits.
+    """
+
+    def __init__(self, inner: Embeddings, model: str) -> None:
+        self.inner = inner
+        self.model = model
+        self.query_calls = 0
+        self.query_hits = 0
+        self.documents_embedded = 0
+        self._queries: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Pass through (the memory caches document vectors itself)."""
+        with self._lock:
+            self.documents_embedded += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        """The wrapped model's query vector, computed once per distinct text."""
+        with self._lock:
+            cached = self._queries.get(text)
+            if cached is not None:
+                self.query_hits += 1
+                return cached
+        vector = self.inner.embed_query(text)
+        with self._lock:
+            self.query_calls += 1
+            self._queries[text] = vector
+        return vector
+
+
+def make_embeddings(spec: str) -> QueryCachedEmbeddings | None:
+    """``"none"`` → ``None`` (keyword-only); any other spec resolves as ``MarkdownMemory(embeddings=spec)``.
+
+    ``"local"`` is the bundled offline model, exactly what ``embeddings="local"`` builds.
+    """
+    client = resolve_embeddings(spec)
+    if client is None:
+        return None
+    return QueryCachedEmbeddings(client.embeddings, model=client.model)
