@@ -12,13 +12,33 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import MemoryInputError
 
-__all__ = ["MMRConfig", "MemoryConfig", "SourceWeights", "TemporalDecayConfig"]
+__all__ = ["SEED_RANKING", "MMRConfig", "MemoryConfig", "SourceWeights", "TemporalDecayConfig"]
+
+SEED_RANKING: dict[str, Any] = {
+    "fusion": "weighted_raw",
+    "vector_weight": 0.7,
+    "text_weight": 0.3,
+    "min_score": 0.1,
+    "temporal_decay": {"floor": 0.0},
+    "mmr": {"duplicate_threshold": 0.0},
+}
+"""Overrides that restore the specification's ranking formulas exactly: ``MemoryConfig(**SEED_RANKING)``.
+
+The defaults differ where the quality harness (``bench/QUALITY.md``) measured
+the seed's choices losing: raw-score merge, a min-score no hit ever fell
+under, decay that buried old facts, MMR that demoted notes for sharing a topic.
+"""
+
+
+FusionSpec = Literal["weighted", "weighted_raw", "minmax", "rrf"] | Callable[..., dict[str, float]]
+"""A fusion by name, or a function ``(vector, keyword, w_v, w_t) -> {chunk_id: score}``."""
 
 
 class _Frozen(BaseModel):
@@ -26,10 +46,17 @@ class _Frozen(BaseModel):
 
 
 class TemporalDecayConfig(_Frozen):
-    """Stage 3: ``multiplier = exp(-ln2 / half_life_days * age_days)``."""
+    """Stage 3: ``multiplier = floor + (1 - floor) · exp(-ln2 / half_life_days · age_days)``.
+
+    ``floor`` is the least a dated note's score can be multiplied by: recency
+    decides between comparably relevant hits, while an old note that alone
+    holds a fact is not buried under unrelated evergreen text. ``floor=0`` is
+    the seed's formula.
+    """
 
     enabled: bool = True
     half_life_days: float = Field(30.0, gt=0)
+    floor: float = Field(0.8, ge=0.0, le=1.0)
 
 
 class MMRConfig(_Frozen):
@@ -46,6 +73,8 @@ class MMRConfig(_Frozen):
     lambda_: float = Field(0.7, alias="lambda", ge=0.0, le=1.0)
     pool_multiplier: int = Field(2, ge=1)
     similarity: Literal["jaccard", "cosine", "auto"] = "jaccard"
+    duplicate_threshold: float = Field(0.5, ge=0.0, lt=1.0)
+    """Similarities below this count as 0: only near-duplicates are demoted."""
 
 
 class SourceWeights(_Frozen):
@@ -71,9 +100,18 @@ class MemoryConfig(_Frozen):
     """
 
     max_results: int = Field(6, ge=1)
-    min_score: float = Field(0.1, ge=0.0)
-    vector_weight: float = Field(0.7, ge=0.0)
-    text_weight: float = Field(0.3, ge=0.0)
+    min_score: float | None = Field(None, ge=0.0)
+    """Hits whose ``relevance`` (calibrated evidence, see ``search.relevance``) is lower are dropped.
+
+    ``None`` (default): 0.45 when the vector path ran; no cut on a keyword-only
+    search, where no semantic evidence can weigh a partial keyword match. With
+    ``fusion="weighted_raw"`` it cuts the merged score, as in the seed."""
+    vector_weight: float = Field(0.5, ge=0.0)
+    text_weight: float = Field(0.5, ge=0.0)
+    fusion: FusionSpec = "weighted"
+    """How the two recall pools merge (stage 1): a name or a function, see ``search.fusion``."""
+    rrf_k: int = Field(60, ge=1)
+    """The ``k`` of reciprocal-rank fusion (``fusion="rrf"``)."""
     candidate_multiplier: int = Field(4, ge=1)
     chunk_tokens: int = Field(400, ge=16)
     chunk_overlap_tokens: int = Field(80, ge=0)

@@ -52,7 +52,9 @@ class MemorySearchResult:
     scores in [0, 1] (``None`` when that path did not return the chunk);
     ``merged_score`` is their weighted sum; ``weight`` the source/access
     multiplier; ``decay`` the temporal-decay multiplier (1.0 for evergreen);
-    ``relevance_rank`` the 1-based rank before MMR reordered the hits.
+    ``relevance_rank`` the 1-based rank before MMR reordered the hits;
+    ``relevance`` the absolute evidence in [0, 1] that ``min_score`` is
+    compared with (see :mod:`langchain_md_memory.search.relevance`).
     """
 
     path: str
@@ -72,6 +74,7 @@ class MemorySearchResult:
     heading: str = ""
     updated_at: float = 0.0
     scope: str = "project"
+    relevance: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """The hit as a plain dict (JSON-ready)."""

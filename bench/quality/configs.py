@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from langchain_md_memory import MemoryConfig
+from langchain_md_memory.config import SEED_RANKING
 from langchain_md_memory.errors import MemoryStoreError
 
 __all__ = ["DEFAULT_CONFIGS", "ConfigSpec", "parse_config_arg", "resolve_configs"]
@@ -34,6 +35,13 @@ DEFAULT_CONFIGS: dict[str, dict[str, Any]] = {
     "vector-only": {"text_weight": 0.0},
     "no-mmr": {"mmr": {"enabled": False}},
     "no-decay": {"temporal_decay": {"enabled": False}},
+    # One stage at a time back to the specification's choice (SEED_RANKING has them all).
+    "seed": dict(SEED_RANKING),
+    "fusion=weighted_raw": {"fusion": "weighted_raw", "min_score": 0.1},
+    "fusion=minmax": {"fusion": "minmax"},
+    "fusion=rrf": {"fusion": "rrf", "rrf_k": 5},
+    "decay floor 0": {"temporal_decay": {"floor": 0.0}},
+    "mmr threshold 0": {"mmr": {"duplicate_threshold": 0.0}},
 }
 """The configurations run when ``--configs`` is not given, in report order."""
 

@@ -246,4 +246,5 @@ def _local_client(opts: dict[str, Any]) -> EmbeddingClient:
 
     logger.info("embeddings: local %s (offline)", LOCAL_MODEL_NAME)
     # In process: the network timeout would cut off a model that is merely slow on a busy CPU.
-    return EmbeddingClient(LocalEmbeddings(), provider="local", model=LOCAL_MODEL_NAME, in_process=True, **opts)
+    return EmbeddingClient(LocalEmbeddings(), provider="local", model=LOCAL_MODEL_NAME, in_process=True,
+                           **opts)

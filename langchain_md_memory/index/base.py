@@ -100,6 +100,10 @@ class SearchIndex(Protocol):
         """Vector candidates, best first."""
         ...
 
+    def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
+        """Mean and standard deviation of the query's cosine to the stored vectors, or ``None``."""
+        ...
+
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors by chunk id."""
         ...

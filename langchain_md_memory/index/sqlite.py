@@ -305,6 +305,11 @@ class MemoryIndex:
             by_rowid = self._records_by_rowid([rowid for rowid, _ in top])
         return [(by_rowid[rowid], score) for rowid, score in top if rowid in by_rowid]
 
+    def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
+        """Mean and spread of the query's cosine to this memory's notes (see ``VectorMatrix.background``)."""
+        with self._db.read_snapshot():
+            return self._vector_matrix().background(query)
+
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors of chunks by id (chunks without one are absent)."""
         out: dict[str, np.ndarray] = {}

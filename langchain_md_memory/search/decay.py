@@ -1,9 +1,9 @@
 """Stage 3: temporal decay — recent daily and session memories count more.
 
-``multiplier = exp(-ln2 / half_life_days · age_days)``: 1.0 today, 0.5 at one
-half life, 0.25 at two. Evergreen files (``MEMORY.md``, any non-dated topic
-file such as ``goals.md``) never decay: a standing preference does not lose
-value for having been written long ago.
+``multiplier = floor + (1 - floor) · exp(-ln2 / half_life_days · age_days)``:
+with the seed's ``floor=0``, 1.0 today, 0.5 at one half life, 0.25 at two. Evergreen files
+(``MEMORY.md``, any non-dated topic file such as ``goals.md``) never decay: a standing preference
+does not lose value for having been written long ago.
 
 Example:
     .. code-block:: python
@@ -31,18 +31,24 @@ __all__ = ["apply_temporal_decay", "decay_multiplier", "hit_age_days"]
 _SECONDS_PER_DAY = 86_400.0
 
 
-def decay_multiplier(age_days: float, half_life_days: float) -> float:
-    """``exp(-ln2 / half_life_days · max(0, age_days))``.
+def decay_multiplier(age_days: float, half_life_days: float, floor: float = 0.0) -> float:
+    """``floor + (1 - floor) · exp(-ln2 / half_life_days · max(0, age_days))``.
+
+    With ``floor=0`` (the seed's formula) an old note fades towards 0; with a
+    floor it never drops below ``floor``, so age only decides between notes
+    of comparable relevance.
 
     Raises:
-        ValueError: if ``half_life_days`` is not positive.
+        ValueError: if ``half_life_days`` is not positive or ``floor`` is outside [0, 1].
     """
     if not half_life_days > 0:
         raise MemoryInputError(f"half_life_days must be positive, got {half_life_days}")
+    if not 0.0 <= floor <= 1.0:
+        raise MemoryInputError(f"the decay floor must be within [0, 1], got {floor}")
     if math.isnan(age_days):
         # An unreadable age is no evidence of staleness.
         return 1.0
-    return math.exp(-math.log(2) / half_life_days * max(0.0, age_days))
+    return floor + (1.0 - floor) * math.exp(-math.log(2) / half_life_days * max(0.0, age_days))
 
 
 def hit_age_days(hit: MemorySearchResult, now: dt.datetime) -> float | None:
@@ -71,6 +77,7 @@ def apply_temporal_decay(
     half_life_days: float,
     now: dt.datetime,
     enabled: bool = True,
+    floor: float = 0.0,
 ) -> list[MemorySearchResult]:
     """Multiply each dated hit's score by its decay, record it in ``decay``, re-sort.
 
@@ -83,6 +90,6 @@ def apply_temporal_decay(
         if age is None:
             out.append(hit)
             continue
-        multiplier = decay_multiplier(age, half_life_days)
+        multiplier = decay_multiplier(age, half_life_days, floor)
         out.append(dataclasses.replace(hit, score=hit.score * multiplier, decay=hit.decay * multiplier))
     return sort_hits(out)

@@ -13,12 +13,23 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import MemoryInputError
 from ..types import ChunkRecord, MemorySearchResult, Source
+from .fusion import FusionFunction, weighted_fusion
 
-__all__ = ["effective_weights", "filter_min_score", "merge_candidates", "ranking_key", "sort_hits"]
+Calibration = Callable[[str, ChunkRecord, float], float]
+"""``(path, record, raw score) -> evidence``, ``path`` being ``"vector"`` or ``"keyword"``."""
+
+__all__ = [
+    "Calibration",
+    "effective_weights",
+    "filter_min_score",
+    "merge_candidates",
+    "ranking_key",
+    "sort_hits",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -82,19 +93,34 @@ def _best_by_id(
     return best
 
 
+def _ranked(best: dict[str, tuple[ChunkRecord, float]], path: str,
+            calibrate: Calibration | None) -> list[tuple[str, float]]:
+    scored = [
+        (chunk_id, score if calibrate is None else calibrate(path, record, score))
+        for chunk_id, (record, score) in best.items()
+    ]
+    return sorted(scored, key=lambda pair: -pair[1])
+
+
 def merge_candidates(
     vector: Sequence[tuple[ChunkRecord, float]],
     keyword: Sequence[tuple[ChunkRecord, float]],
     *,
     vector_weight: float,
     text_weight: float,
+    fusion: FusionFunction = weighted_fusion,
+    calibrate: Calibration | None = None,
 ) -> list[MemorySearchResult]:
     """Merge the vector and keyword candidates by chunk id into scored hits.
 
-    ``score = merged_score = w_v·vector_score + w_t·keyword_score`` with the
-    weights of :func:`effective_weights`; a path that did not return a chunk
-    contributes 0 and leaves its raw score ``None``. The result is sorted as
-    :func:`sort_hits` does.
+    ``score = merged_score = fusion(vector, keyword, w_v, w_t)[chunk]`` with
+    the weights of :func:`effective_weights`; the default fusion is the seed's
+    ``w_v·vector_score + w_t·keyword_score`` (see
+    :mod:`~langchain_md_memory.search.fusion` for the others). A path that did
+    not return a chunk leaves its raw score ``None``. ``calibrate(path, record,
+    raw)`` (``path`` is ``"vector"`` or ``"keyword"``), when given, turns each
+    raw score into the evidence the fusion sees; the hits keep the raw scores.
+    The result is sorted as :func:`sort_hits` does.
 
     Example:
         .. code-block:: python
@@ -109,6 +135,8 @@ def merge_candidates(
     by_vector = _best_by_id(vector, "vector")
     by_keyword = _best_by_id(keyword, "keyword")
     w_v, w_t = effective_weights(bool(by_vector), bool(by_keyword), vector_weight, text_weight)
+    vector_pool = _ranked(by_vector, "vector", calibrate)
+    fused = fusion(vector_pool, _ranked(by_keyword, "keyword", calibrate), w_v, w_t)
     hits: list[MemorySearchResult] = []
     for chunk_id in dict.fromkeys([*by_vector, *by_keyword]):
         v_entry = by_vector.get(chunk_id)
@@ -119,10 +147,7 @@ def merge_candidates(
         v = v_entry[1] if v_entry is not None else None
         k = k_entry[1] if k_entry is not None else None
         source: Source = "keyword" if v is None else ("both" if k is not None else "vector")
-        v_part = v if v is not None else 0.0
-        k_part = k if k is not None else 0.0
-        # A convex combination never exceeds its largest input; the min() only removes float overshoot.
-        score = min(w_v * v_part + w_t * k_part, max(v_part, k_part))
+        score = _clean(fused.get(chunk_id, 0.0), chunk_id, "fused")
         hits.append(
             MemorySearchResult(
                 path=record.path,

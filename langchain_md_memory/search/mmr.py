@@ -1,8 +1,9 @@
 """Stage 4: maximal marginal relevance — relevant, and not saying the same thing twice.
 
 Each pick maximises ``λ·relevance − (1−λ)·max similarity to the hits already
-picked``. Relevance is the hit's score normalised to [0, 1] over the pool, so
-it is on the same scale as the similarity. Similarity is Jaccard over
+picked``. Relevance is the hit's score min-max normalised over the pool, so
+it is on the same scale as the similarity; similarities below a duplicate
+threshold count as 0, so only near-duplicates are demoted. Similarity is Jaccard over
 CJK-aware token sets by default (:func:`langchain_md_memory.text.token_set`),
 or embedding cosine via :func:`cosine_similarity_fn`.
 
@@ -26,7 +27,14 @@ from ..errors import MemoryInputError
 from ..text import token_set
 from ..types import MemorySearchResult
 
-__all__ = ["Similarity", "cosine_similarity_fn", "jaccard", "jaccard_similarity_fn", "mmr_rerank"]
+__all__ = [
+    "Similarity",
+    "cosine_similarity_fn",
+    "jaccard",
+    "jaccard_similarity_fn",
+    "mmr_rerank",
+    "only_duplicates",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -74,14 +82,26 @@ def cosine_similarity_fn(vectors: Sequence[np.ndarray | None]) -> Similarity | N
     return lambda i, j: float(gram[i, j])
 
 
-def _normalised(scores: Sequence[float]) -> list[float]:
-    # Divide by the best score rather than min-max: min-max would give the last
-    # hit of every pool relevance 0, so a distinct but slightly weaker chunk at
-    # the bottom of the pool could never be chosen over a duplicate.
+def _normalised(scores: Sequence[float], floor: float | None) -> list[float]:
+    # Min-max: dividing by the best score leaves compressed scores (e.g. raw cosines, all
+    # within 0.74-0.83) almost flat, so similarity alone would decide the order. The floor is
+    # the weakest candidate's score, below the pool, so the pool's last hit can still be picked.
+    low = min(scores) if floor is None else min(floor, *scores)
     high = max(scores)
-    if not high > 0:
+    if not high - low > 1e-12:
         return [1.0] * len(scores)
-    return [max(0.0, s) / high for s in scores]
+    return [(s - low) / (high - low) for s in scores]
+
+
+def only_duplicates(similarity: Similarity, threshold: float) -> Similarity:
+    """``similarity`` rescaled so that below ``threshold`` it is 0 and an exact duplicate stays 1.
+
+    Two notes on one topic share words without repeating each other; MMR
+    should demote only the repeats.
+    """
+    if threshold <= 0.0:
+        return similarity
+    return lambda i, j: max(0.0, (similarity(i, j) - threshold) / (1.0 - threshold))
 
 
 def mmr_rerank(
@@ -89,6 +109,8 @@ def mmr_rerank(
     *,
     lambda_: float,
     similarity: Similarity | None = None,
+    duplicate_threshold: float = 0.0,
+    relevance_floor: float | None = None,
 ) -> list[MemorySearchResult]:
     """Reorder ``hits`` greedily by maximal marginal relevance; scores are not changed.
 
@@ -96,6 +118,10 @@ def mmr_rerank(
     the Jaccard similarity of their texts' token sets. Ties go to the higher
     original score, then to the earlier position. ``lambda_ >= 1`` (pure
     relevance) and pools of at most one hit come back in their input order.
+    Similarities below ``duplicate_threshold`` count as 0 (see
+    :func:`only_duplicates`). Relevance is min-max normalised between
+    ``relevance_floor`` (default: the pool's lowest score; pass the weakest
+    candidate's) and the best score.
 
     Raises:
         ValueError: if ``lambda_`` is outside [0, 1].
@@ -105,8 +131,11 @@ def mmr_rerank(
     pool = list(hits)
     if len(pool) <= 1 or lambda_ == 1.0:
         return pool
-    sim = similarity if similarity is not None else jaccard_similarity_fn([hit.text for hit in pool])
-    relevance = _normalised([hit.score for hit in pool])
+    sim = only_duplicates(
+        similarity if similarity is not None else jaccard_similarity_fn([hit.text for hit in pool]),
+        duplicate_threshold,
+    )
+    relevance = _normalised([hit.score for hit in pool], relevance_floor)
     max_sim = [0.0] * len(pool)
     remaining = list(range(len(pool)))
     order: list[int] = []

@@ -31,8 +31,10 @@ from ..config import MemoryConfig
 from ..errors import MemoryInputError
 from ..types import ChunkRecord, MemorySearchResult
 from .decay import apply_temporal_decay
-from .merge import filter_min_score, merge_candidates
+from .fusion import resolve_fusion
+from .merge import filter_min_score, merge_candidates, sort_hits
 from .mmr import Similarity, cosine_similarity_fn, mmr_rerank
+from .relevance import annotate_relevance, calibration, min_relevance
 from .weighting import apply_source_weights
 
 __all__ = ["FUNNEL_STAGES", "RankedResults", "Recall", "rank"]
@@ -51,12 +53,16 @@ class Recall:
     scores are BM25 normalised into (0, 1]. ``vectors`` optionally maps chunk
     id to its embedding, for cosine similarity in MMR. ``degraded`` says why
     the vector path is missing when it failed (``None`` when it ran).
+    ``terms`` are the query's keyword terms and ``background`` the mean and
+    spread of its cosine to the memory's notes: what relevance is measured with.
     """
 
     vector: Sequence[tuple[ChunkRecord, float]]
     keyword: Sequence[tuple[ChunkRecord, float]]
     vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
     degraded: str | None = None
+    terms: Sequence[str] = ()
+    background: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +115,19 @@ def rank(
     when = now if now is not None else dt.datetime.now()
 
     merged = merge_candidates(
-        recall.vector, recall.keyword, vector_weight=config.vector_weight, text_weight=config.text_weight
+        recall.vector,
+        recall.keyword,
+        vector_weight=config.vector_weight,
+        text_weight=config.text_weight,
+        fusion=resolve_fusion(config.fusion, config.rrf_k),
+        calibrate=calibration(recall.terms, recall.background) if config.fusion == "weighted" else None,
     )
-    filtered = filter_min_score(merged, config.min_score)
+    merged = annotate_relevance(merged, recall.terms, recall.background)
+    if config.fusion == "weighted_raw":  # the seed: min_score cuts the merged score
+        filtered = filter_min_score(merged, config.min_score or 0.0)
+    else:
+        cut = min_relevance(config.min_score, merged)
+        filtered = sort_hits(hit for hit in merged if hit.relevance >= cut)
     sw = config.source_weights
     weighted = apply_source_weights(
         filtered,
@@ -125,6 +141,7 @@ def rank(
         half_life_days=config.temporal_decay.half_life_days,
         now=when,
         enabled=config.temporal_decay.enabled,
+        floor=config.temporal_decay.floor,
     )
     pool = [
         dataclasses.replace(hit, relevance_rank=position)
@@ -133,7 +150,10 @@ def rank(
     reranked = pool
     if config.mmr.enabled and config.mmr.lambda_ < 1.0 and len(pool) > 1:
         similarity = _pool_similarity(pool, recall.vectors, config.mmr.similarity)
-        reranked = mmr_rerank(pool, lambda_=config.mmr.lambda_, similarity=similarity)
+        reranked = mmr_rerank(pool, lambda_=config.mmr.lambda_, similarity=similarity,
+                              duplicate_threshold=config.mmr.duplicate_threshold,
+                              # the weakest candidate recall found, so the pool's last is not 0
+                              relevance_floor=min(merged[-1].score, decayed[-1].score))
     top = reranked[:k]
 
     stages = (recall.vector, recall.keyword, merged, filtered, decayed, pool, top)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..config import MemoryConfig
 from ..secrets import scrub
+from ..text import query_terms
 from ..types import ChunkRecord
 from .pipeline import Recall
 
@@ -48,6 +49,10 @@ class CandidateSource(Protocol):
 
     def vectors_for(self, ids: list[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors of chunks by id."""
+        ...
+
+    def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
+        """Mean and standard deviation of the query's cosine to the stored vectors."""
         ...
 
 
@@ -84,4 +89,5 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
     ids = [r.id for r, _ in found] + [r.id for r, _ in keyword]
     wants_vectors = config.mmr.enabled and config.mmr.similarity != "jaccard"
     vectors = index.vectors_for(ids) if found and wants_vectors else {}
-    return Recall(found, keyword, vectors, degraded)
+    background = index.vector_background(vector) if found else None
+    return Recall(found, keyword, vectors, degraded, query_terms(query), background)

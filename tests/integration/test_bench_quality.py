@@ -98,7 +98,7 @@ def test_bm25_scores_match_the_okapi_formula():
 
 
 def test_a_config_memoryconfig_rejects_is_skipped_not_fatal():
-    extra = ['future={"fusion": "rrf"}', 'tight={"min_score": 0.3}']
+    extra = ['future={"fusion_of_the_future": "rrf"}', 'tight={"min_score": 0.3}']
     specs = resolve_configs(["default", "keyword-only"], extra)
     by_name = {s.name: s for s in specs}
     assert list(by_name) == ["default", "keyword-only", "future", "tight"]
@@ -287,7 +287,7 @@ def test_limited_cli_run_writes_tables_into_the_report_and_keeps_its_prose(tmp_p
         [sys.executable, "-m", "bench.quality", "--embeddings", "none", "--limit", "10",
          "--locomo", str(locomo), "--out", str(out), "--json", str(report),
          "--workdir", str(tmp_path / "work"), "--configs", "default,no-mmr",
-         "--config", 'future={"fusion": "rrf"}'],
+         "--config", 'future={"fusion_of_the_future": "rrf"}'],
         cwd=REPO, capture_output=True, text=True, timeout=110, check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]

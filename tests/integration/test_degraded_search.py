@@ -78,7 +78,8 @@ def test_a_keyword_only_search_says_so_on_the_cli(memory_dir: Path, monkeypatch:
     monkeypatch.setattr(providers, "_local_client", lambda opts: EmbeddingClient(emb, provider="local",
                                                                                   model="switchable", **opts))
     out, err = io.StringIO(), io.StringIO()
-    code = main(["--dir", str(memory_dir), "--embeddings", "local", "search", "bond ladder"], out=out, err=err)
+    argv = ["--dir", str(memory_dir), "--embeddings", "local", "search", "bond ladder"]
+    code = main(argv, out=out, err=err)
     assert code == 0
     assert "Bond ladder" in out.getvalue()
     assert "keyword results only" in err.getvalue()

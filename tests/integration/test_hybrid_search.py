@@ -4,7 +4,8 @@ import datetime as dt
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory
+from langchain_md_memory import MarkdownMemory, MemoryConfig
+from langchain_md_memory.config import SEED_RANKING as SEED  # the seed's formulas, checked number by number
 from tests.support.embeddings import AxisEmbeddings, cosine
 
 VOCAB = ["retire", "sixty", "million", "pension", "cash", "bond"]
@@ -16,14 +17,15 @@ def emb():
     return AxisEmbeddings(VOCAB)
 
 
-def open_memory(path, emb, **config):
-    return MarkdownMemory(path, embeddings=emb, config={**SMALL_CHUNKS, **config})
+def open_memory(path, emb, *, seed=False, **config):
+    base = MemoryConfig(**SMALL_CHUNKS).merged(**(SEED if seed else {}))
+    return MarkdownMemory(path, embeddings=emb, config=base.merged(**config))
 
 
 def test_both_path_score_is_the_weighted_sum_of_vector_and_keyword(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text("Retire at sixty with a pension.\n")
     (memory_dir / "cash.md").write_text("Cash buffer: six months.\n")
-    with open_memory(memory_dir, emb, mmr={"enabled": False}) as mem:
+    with open_memory(memory_dir, emb, mmr={"enabled": False}, seed=True) as mem:
         hit = mem.search("retire pension")[0]
     assert hit.source == "both"
     expected_v = cosine(emb.vector("retire pension"), emb.vector("Retire at sixty with a pension."))
@@ -36,7 +38,7 @@ def test_both_path_score_is_the_weighted_sum_of_vector_and_keyword(memory_dir, e
 def test_weights_renormalise_to_the_vector_path_when_keywords_find_nothing(memory_dir):
     emb = AxisEmbeddings(VOCAB, aliases={"annuity": "pension"})
     (memory_dir / "MEMORY.md").write_text("Company annuity starts at sixty-five.\n")
-    with open_memory(memory_dir, emb) as mem:
+    with open_memory(memory_dir, emb, seed=True) as mem:
         ranked = mem.search_detailed("pension")
     assert ranked.funnel["keyword"] == 0
     hit = ranked.hits[0]
@@ -48,7 +50,7 @@ def test_weights_renormalise_to_the_vector_path_when_keywords_find_nothing(memor
 
 def test_custom_weights_are_renormalised(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text("Retire at sixty with a pension.\n")
-    with open_memory(memory_dir, emb, vector_weight=1.0, text_weight=1.0) as mem:
+    with open_memory(memory_dir, emb, vector_weight=1.0, text_weight=1.0, seed=True) as mem:
         hit = mem.search("retire pension")[0]
     assert hit.score == pytest.approx(0.5 * hit.vector_score + 0.5 * hit.keyword_score)
 
@@ -57,7 +59,7 @@ def test_min_score_cuts_weak_hits(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text(
         "Retire at sixty.\n\nCash buffer before I retire, cash cash cash.\n"
     )
-    with open_memory(memory_dir, emb, mmr={"enabled": False}) as mem:
+    with open_memory(memory_dir, emb, mmr={"enabled": False}, seed=True) as mem:
         all_hits = mem.search("retire", max_results=5)
         weakest = min(h.score for h in all_hits)
         cut = mem.search_detailed("retire", max_results=5, config=mem.config.merged(min_score=weakest + 1e-3))
@@ -72,12 +74,17 @@ def test_thirty_day_old_daily_hit_has_half_decay_and_ranks_under_todays_copy(mem
     text = "Bond ladder decision: buy five rungs.\n"
     (memory_dir / f"{old.isoformat()}.md").write_text(text)
     (memory_dir / f"{today.isoformat()}.md").write_text(text)
-    with open_memory(memory_dir, emb, mmr={"enabled": False}) as mem:
+    with open_memory(memory_dir, emb, mmr={"enabled": False}, seed=True) as mem:
         hits = mem.search("bond ladder")
     assert [h.path for h in hits] == [f"{today.isoformat()}.md", f"{old.isoformat()}.md"]
     assert hits[0].decay == 1.0
     assert hits[1].decay == pytest.approx(0.5)
     assert hits[1].score == pytest.approx(hits[0].score * 0.5)
+    # The default keeps the order but floors the decay: 0.8 + 0.2 · 0.5.
+    with open_memory(memory_dir, emb, mmr={"enabled": False}) as mem:
+        hits = mem.search("bond ladder")
+    assert [h.path for h in hits] == [f"{today.isoformat()}.md", f"{old.isoformat()}.md"]
+    assert hits[1].decay == pytest.approx(0.9)
 
 
 def test_evergreen_files_never_decay(memory_dir, emb):

@@ -80,9 +80,10 @@ def test_k_and_config_overrides_apply_at_construction_and_invoke(mem):
     retriever = mem.as_retriever(k=3, mmr={"enabled": False})
     assert len(retriever.invoke("bond")) == 3
     assert len(retriever.invoke("bond", k=1)) == 1
-    strict = retriever.invoke("bond", min_score=0.99)
-    assert all(d.metadata["score"] >= 0.99 for d in strict)
-    assert len(strict) < 3
+    # min_score cuts each hit's relevance: no note is about both, so each is half-covered (cosine 0.71).
+    loose = retriever.invoke("retire bond", min_score=0.5)
+    assert len(loose) == 3 and all(d.metadata["relevance"] == pytest.approx(0.5**0.5) for d in loose)
+    assert retriever.invoke("retire bond", min_score=0.99) == []
 
 
 def test_invalid_override_fails_at_construction(mem):

@@ -6,8 +6,10 @@ from langchain_md_memory import MemoryConfig
 
 def test_defaults_match_the_design_table():
     cfg = MemoryConfig()
-    assert (cfg.max_results, cfg.min_score) == (6, 0.1)
-    assert (cfg.vector_weight, cfg.text_weight) == (0.7, 0.3)
+    # Weights, min-score, decay floor and MMR threshold were chosen on the quality harness (bench/QUALITY.md).
+    assert (cfg.max_results, cfg.min_score, cfg.fusion) == (6, None, "weighted")  # None: 0.45 on relevance
+    assert (cfg.vector_weight, cfg.text_weight) == (0.5, 0.5)
+    assert (cfg.temporal_decay.floor, cfg.mmr.duplicate_threshold) == (0.8, 0.5)
     assert cfg.candidate_multiplier == 4
     assert (cfg.chunk_tokens, cfg.chunk_overlap_tokens) == (400, 80)
     assert cfg.max_session_context_tokens == 2000
@@ -36,7 +38,7 @@ def test_merged_deep_merges_on_top_of_a_non_default_config():
     assert out.min_score == 0.2
     assert out.mmr.enabled is False
     assert out.mmr.lambda_ == 0.5
-    assert base.min_score == 0.1  # the original is untouched
+    assert base.min_score is None  # the original is untouched
 
 
 @pytest.mark.parametrize(
@@ -53,3 +55,12 @@ def test_merged_deep_merges_on_top_of_a_non_default_config():
 def test_invalid_values_are_refused_with_a_validation_error(bad):
     with pytest.raises(ValidationError):
         MemoryConfig(**bad)
+
+
+def test_seed_ranking_restores_the_specification_formulas():
+    from langchain_md_memory.config import SEED_RANKING
+
+    seed = MemoryConfig(**SEED_RANKING)
+    assert (seed.fusion, seed.min_score) == ("weighted_raw", 0.1)
+    assert (seed.vector_weight, seed.text_weight) == (0.7, 0.3)
+    assert seed.temporal_decay.floor == 0.0 and seed.mmr.duplicate_threshold == 0.0

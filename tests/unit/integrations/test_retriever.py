@@ -152,12 +152,14 @@ def test_fetch_k_is_the_pool_mmr_chooses_from(ladders: MarkdownMemory) -> None:
 
 
 def test_score_threshold_is_the_min_score(ladders: MarkdownMemory) -> None:
-    everything = ladders.as_retriever(search_type="similarity", k=5).invoke("bond ladder")
-    assert 0.5 < min(d.metadata["score"] for d in everything) < 0.9
+    # The threshold is compared with each hit's calibrated relevance, as min_score is.
+    everything = ladders.as_retriever(search_type="similarity",
+                                      search_kwargs={"k": 5, "min_score": 0.0}).invoke("bond treasuries")
+    assert min(d.metadata["relevance"] for d in everything) < 0.9
     strict = ladders.as_retriever(search_type="similarity_score_threshold",
-                                  search_kwargs={"k": 5, "score_threshold": 0.9}).invoke("bond ladder")
-    assert strict and all(d.metadata["merged_score"] >= 0.9 for d in strict)
-    assert len(strict) == sum(d.metadata["merged_score"] >= 0.9 for d in everything)
+                                  search_kwargs={"k": 5, "score_threshold": 0.9}).invoke("bond treasuries")
+    assert strict and all(d.metadata["relevance"] >= 0.9 for d in strict)
+    assert len(strict) == sum(d.metadata["relevance"] >= 0.9 for d in everything)
 
 
 def test_similarity_score_threshold_needs_a_threshold(mem: MarkdownMemory) -> None:
@@ -183,8 +185,9 @@ def test_unknown_keys_get_an_error_naming_the_allowed_ones(mem: MarkdownMemory) 
 
 
 def test_config_fields_work_in_search_kwargs_and_at_invoke(mem: MarkdownMemory) -> None:
-    assert len(mem.as_retriever(search_kwargs={"k": 3, "min_score": 0.99}).invoke("bond")) < 3
-    assert len(mem.as_retriever(k=3).invoke("bond", score_threshold=0.99)) < 3
+    assert len(mem.as_retriever(search_kwargs={"k": 3, "min_score": 0.0}).invoke("bond ladder")) == 3
+    assert len(mem.as_retriever(search_kwargs={"k": 3, "min_score": 0.99}).invoke("bond ladder")) < 3
+    assert len(mem.as_retriever(k=3).invoke("bond ladder", score_threshold=0.99)) < 3
 
 
 @pytest.mark.parametrize("kwargs", [

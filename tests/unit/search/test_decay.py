@@ -100,3 +100,21 @@ def test_decay_resorts_with_deterministic_ties() -> None:
     hits = [hit("b.md", 0.5), hit("a.md", 0.5), hit("2026-03-31.md", 0.9)]
     out = apply_temporal_decay(hits, half_life_days=30, now=dt.datetime(2026, 3, 31))
     assert [h.path for h in out] == ["2026-03-31.md", "a.md", "b.md"]
+
+
+def test_a_floor_keeps_old_notes_above_it_and_zero_is_the_seed_formula() -> None:
+    assert decay_multiplier(30, 30, floor=0.0) == pytest.approx(0.5)
+    assert decay_multiplier(30, 30, floor=0.8) == pytest.approx(0.9)
+    assert decay_multiplier(10_000, 30, floor=0.8) == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="floor"):
+        decay_multiplier(1, 30, floor=1.5)
+
+
+def test_with_a_floor_recency_orders_equals_but_an_old_unique_fact_is_not_buried() -> None:
+    old = hit("2025-12-01.md", 0.80)  # 120 days old: the only note holding the fact
+    unrelated = hit("MEMORY.md", 0.50)  # evergreen, weaker
+    stale, fresh = hit("2026-01-30.md", 0.70), hit("2026-03-30.md", 0.70)  # one fact stated twice
+    seed = apply_temporal_decay([old, unrelated, stale, fresh], half_life_days=30, now=NOW)
+    assert [h.path for h in seed][-1] == "2025-12-01.md"  # the seed buries the old fact (× 0.06)
+    floored = apply_temporal_decay([old, unrelated, stale, fresh], half_life_days=30, now=NOW, floor=0.8)
+    assert [h.path for h in floored] == ["2026-03-30.md", "2025-12-01.md", "2026-01-30.md", "MEMORY.md"]

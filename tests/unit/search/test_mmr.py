@@ -140,3 +140,27 @@ def test_mmr_with_cosine_similarity_separates_embedding_duplicates() -> None:
     ]
     out = mmr_rerank(hits, lambda_=0.7, similarity=cosine_similarity_fn(vectors))
     assert ids(out)[:2] == ["a", "b"]
+
+
+def test_a_duplicate_threshold_demotes_only_near_duplicates() -> None:
+    # Two notes on one topic share some words; only the rewording of the top note is a repeat.
+    topic = [
+        hit("top", 0.90, "Retire at sixty with two million invested."),
+        hit("repeat", 0.89, "Retire at sixty with two million invested, all of it."),
+        hit("related", 0.88, "Retire early: the pension starts at sixty."),
+        hit("weak", 0.10, "Cash buffer of six months."),
+    ]
+    kept = mmr_rerank(topic, lambda_=0.7, duplicate_threshold=0.5, relevance_floor=0.0)
+    assert ids(kept)[:2] == ["top", "related"]  # the repeat, not the related note, makes room
+    plain = mmr_rerank(topic, lambda_=0.7, relevance_floor=0.0)
+    assert ids(plain)[:2] == ["top", "related"]
+    # The related note is never pushed under the weak one for sharing "retire" and "sixty".
+    assert ids(kept).index("related") < ids(kept).index("weak")
+
+
+def test_the_relevance_floor_lets_the_last_hit_of_the_pool_be_picked() -> None:
+    dupes = [hit("d1", 0.9, RETIRE_1), hit("d2", 0.9, RETIRE_1), hit("other", 0.6, POSITION)]
+    # Min-max over the pool alone gives the last hit relevance 0: it could never beat a duplicate.
+    assert ids(mmr_rerank(dupes, lambda_=0.7))[:2] == ["d1", "d2"]
+    # Measured from the weakest candidate (below the pool), it keeps its real relevance.
+    assert ids(mmr_rerank(dupes, lambda_=0.7, relevance_floor=0.2))[:2] == ["d1", "other"]

@@ -8,13 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from langchain_md_memory.config import MemoryConfig
+from langchain_md_memory.config import SEED_RANKING, MemoryConfig
 from langchain_md_memory.files.paths import file_kind
 from langchain_md_memory.search import FUNNEL_STAGES, Recall, rank
 from langchain_md_memory.types import ChunkRecord
 from tests.support.hits import make_record
 
 NOW = dt.datetime(2026, 3, 31, 0, 0, 0)
+# The seed's merge (raw weighted sum, min_score on it): these tests check its formulas number by number.
+SEED = MemoryConfig(**SEED_RANKING)
 
 
 def record(chunk_id: str, path: str = "MEMORY.md", text: str = "", updated_at: float = 0.0) -> ChunkRecord:
@@ -32,7 +34,7 @@ def known_recall() -> Recall:
 
 def test_funnel_counts_each_stage_on_known_input() -> None:
     # Merged: a=.87, b=.41, e=.27, c=.07, d=.035 -> min_score 0.1 keeps 3; pool 2×2 = 4 -> 3; top 2.
-    ranked = rank(known_recall(), MemoryConfig(max_results=2), now=NOW)
+    ranked = rank(known_recall(), SEED.merged(max_results=2), now=NOW)
     assert list(ranked.funnel) == list(FUNNEL_STAGES)
     assert ranked.funnel == {
         "vector": 4,
@@ -71,7 +73,7 @@ def test_max_results_below_one_is_refused() -> None:
 
 def test_degraded_reason_propagates_with_keyword_only_scores() -> None:
     recall = Recall(vector=[], keyword=[(record("k"), 0.42)], degraded="embeddings timed out")
-    ranked = rank(recall, MemoryConfig(), now=NOW)
+    ranked = rank(recall, SEED, now=NOW)
     assert ranked.degraded == "embeddings timed out"
     assert ranked.hits[0].score == 0.42
     assert ranked.funnel["vector"] == 0
@@ -86,7 +88,7 @@ def test_empty_recall_gives_empty_results() -> None:
 def test_final_score_is_merged_times_weight_times_decay() -> None:
     ten_days = (NOW - dt.timedelta(days=10)).timestamp()
     s = record("s", path="sessions/chat.md", updated_at=ten_days)
-    cfg = MemoryConfig(source_weights={"session": 0.5}, temporal_decay={"half_life_days": 10})
+    cfg = SEED.merged(source_weights={"session": 0.5}, temporal_decay={"half_life_days": 10})
     (h,) = rank(Recall(vector=[(s, 0.8)], keyword=[]), cfg, now=NOW).hits
     assert (h.merged_score, h.weight) == (0.8, 0.5)
     assert h.decay == pytest.approx(0.5)
@@ -95,7 +97,7 @@ def test_final_score_is_merged_times_weight_times_decay() -> None:
 
 def test_decay_disabled_leaves_old_daily_at_full_score() -> None:
     old = record("old", path="2025-01-01.md")
-    cfg = MemoryConfig(temporal_decay={"enabled": False})
+    cfg = SEED.merged(temporal_decay={"enabled": False})
     (h,) = rank(Recall(vector=[(old, 0.6)], keyword=[]), cfg, now=NOW).hits
     assert (h.score, h.decay) == (0.6, 1.0)
 
@@ -106,7 +108,7 @@ def test_old_daily_ranks_under_same_text_from_today() -> None:
         record("new", path="2026-03-31.md", text="同一件事"),
     )
     ranked = rank(
-        Recall(vector=[(old, 0.8), (new, 0.8)], keyword=[]), MemoryConfig(mmr={"enabled": False}), now=NOW
+        Recall(vector=[(old, 0.8), (new, 0.8)], keyword=[]), SEED.merged(mmr={"enabled": False}), now=NOW
     )
     assert [h.chunk_id for h in ranked.hits] == ["new", "old"]
     assert ranked.hits[1].decay == pytest.approx(0.5)
@@ -124,7 +126,7 @@ def near_duplicates() -> Recall:
 
 
 def test_mmr_on_brings_distinct_chunk_into_top_two_and_records_relevance_rank() -> None:
-    ranked = rank(near_duplicates(), MemoryConfig(max_results=2, mmr={"pool_multiplier": 3}), now=NOW)
+    ranked = rank(near_duplicates(), SEED.merged(max_results=2, mmr={"pool_multiplier": 3}), now=NOW)
     assert [h.chunk_id for h in ranked.hits] == ["dup1", "distinct"]
     assert [h.relevance_rank for h in ranked.hits] == [1, 4]
     assert [h.score for h in ranked.hits] == [0.90, 0.80]
@@ -154,7 +156,7 @@ def cosine_recall(with_all_vectors: bool) -> Recall:
         "n": np.array([0.0, 0.0, 1.0]),
     }
     if not with_all_vectors:
-        del vectors["n"]
+        del vectors["b"]
     return Recall(vector=list(zip(recs, scores, strict=True)), keyword=[], vectors=vectors)
 
 
@@ -177,7 +179,7 @@ def test_jaccard_mode_ignores_vectors() -> None:
 
 def test_access_counts_reach_the_weighting_stage() -> None:
     recall = Recall(vector=[(record("fresh"), 0.60), (record("popular"), 0.55)], keyword=[])
-    cfg = MemoryConfig(access_weight=0.1, mmr={"enabled": False})
+    cfg = SEED.merged(access_weight=0.1, mmr={"enabled": False})
     ranked = rank(recall, cfg, now=NOW, access_counts={"popular": 9})
     assert [h.chunk_id for h in ranked.hits] == ["popular", "fresh"]
     assert ranked.hits[0].score == pytest.approx(0.55 * (1 + 0.1 * math.log1p(9)))

@@ -1,0 +1,143 @@
+"""Calibrated evidence: how strongly a hit answers the query, comparable across memories and models.
+
+Raw cosines of one model crowd into a narrow band (e5: 0.74–0.83 for any
+question against any note) and a keyword score divided by the best hit is 1.0
+for whatever matched best, even stop words alone. Neither can say "nothing
+relevant is stored". Two signals can:
+
+- **vector evidence**: how far the hit's cosine stands above this memory's
+  background (the query's mean cosine to its notes), in standard deviations
+  (a z-score), mapped onto [0, 1]: ``(z - Z_NONE) / (Z_FULL - Z_NONE)``,
+  clipped. A raw threshold would fit one model only.
+- **coverage**: the share of the query's content terms (stop words dropped)
+  found in the hit's text.
+
+The default fusion sums ``vector evidence`` and ``keyword evidence`` (the mean
+of coverage and the BM25 score relative to the best hit), weighted; a hit's
+``relevance = max(vector evidence, coverage)`` is what ``min_score`` cuts
+(keyword evidence, when the search runs on keywords only).
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.search.relevance import keyword_coverage, vector_evidence
+
+        assert keyword_coverage(["bond", "ladder"], "Building a bond ladder") == 1.0
+        assert keyword_coverage(["bond", "ladder"], "Bond funds") == 0.5
+        assert vector_evidence(0.80, (0.80, 0.02)) == 0.0  # an average note
+        assert vector_evidence(0.90, (0.80, 0.02)) == 1.0  # five deviations above it
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+from ..text import token_set
+from ..types import ChunkRecord, MemorySearchResult
+from .merge import Calibration
+
+__all__ = [
+    "DEFAULT_MIN_RELEVANCE",
+    "FULL_COVERAGE_TERMS",
+    "Z_FULL",
+    "Z_NONE",
+    "annotate_relevance",
+    "calibration",
+    "keyword_coverage",
+    "keyword_evidence",
+    "min_relevance",
+    "vector_evidence",
+]
+
+# Measured on the harness (bench/QUALITY.md): LoCoMo R@5 and dev-set no-answer rate.
+Z_NONE = 1.0
+"""A cosine this many standard deviations above the background is no evidence yet."""
+Z_FULL = 5.0
+"""A cosine this many standard deviations above the background is full evidence."""
+DEFAULT_MIN_RELEVANCE = 0.45
+"""The cut of ``min_score=None`` when the vector path ran (no-answer rate vs top-1 on the dev set)."""
+FULL_COVERAGE_TERMS = 4
+"""A note holding this many of a long query's content terms covers it fully."""
+
+
+def keyword_coverage(terms: Sequence[str], text: str) -> float:
+    """Share of ``terms`` (the query's content terms) found in ``text``.
+
+    Any ``FULL_COVERAGE_TERMS`` of them count as all.
+
+    A question names two or three things and a note answering it holds them
+    all; a long message (the first turn of a conversation, recalled as a
+    query) names many, and a note sharing four of them is on its topic.
+    """
+    if not terms:
+        return 0.0
+    present = token_set(text)
+    found = sum(1 for term in terms if term in present)
+    return min(1.0, found / min(len(terms), FULL_COVERAGE_TERMS))
+
+
+def vector_evidence(cosine: float | None, background: tuple[float, float] | None) -> float:
+    """The cosine's z-score over the memory's background, mapped onto [0, 1].
+
+    0 without a cosine; the raw cosine when there is no background to measure
+    against (a memory of a handful of notes).
+    """
+    if cosine is None:
+        return 0.0
+    if background is None or not background[1] > 1e-6:
+        return cosine
+    mean, std = background
+    z = (cosine - mean) / std
+    return min(1.0, max(0.0, (z - Z_NONE) / (Z_FULL - Z_NONE)))
+
+
+def keyword_evidence(terms: Sequence[str], text: str, relative_bm25: float) -> float:
+    """Mean of the query's term coverage in ``text`` and its BM25 relative to the best hit.
+
+    Coverage alone ties every note holding all the terms; BM25 relative to the
+    best alone calls the best match 1.0 whatever it matched.
+    """
+    if not terms:
+        return relative_bm25
+    return 0.5 * keyword_coverage(terms, text) + 0.5 * relative_bm25
+
+
+def calibration(terms: Sequence[str], background: tuple[float, float] | None) -> Calibration:
+    """The per-path evidence function the default fusion sums (see :func:`merge_candidates`)."""
+
+    def calibrate(path: str, record: ChunkRecord, raw: float) -> float:
+        if path == "vector":
+            return vector_evidence(raw, background)
+        return keyword_evidence(terms, record.text, raw)
+
+    return calibrate
+
+
+def min_relevance(min_score: float | None, hits: Sequence[MemorySearchResult]) -> float:
+    """The cut for these hits: ``min_score``, or for ``None`` the default when any hit has a vector score."""
+    if min_score is not None:
+        return min_score
+    return DEFAULT_MIN_RELEVANCE if any(hit.vector_score is not None for hit in hits) else 0.0
+
+
+def annotate_relevance(
+    hits: Iterable[MemorySearchResult], terms: Sequence[str], background: tuple[float, float] | None
+) -> list[MemorySearchResult]:
+    """``hits`` with :attr:`~MemorySearchResult.relevance` filled in, order unchanged.
+
+    With the vector path present, ``relevance = max(vector evidence, coverage)``.
+    Without it (keyword-only search) a hit's relevance is its keyword evidence.
+    """
+    out = list(hits)
+    keyword_only = all(hit.vector_score is None for hit in out)
+    return [
+        dataclasses.replace(
+            hit,
+            relevance=keyword_evidence(terms, hit.text, hit.keyword_score or 0.0) if keyword_only else max(
+                vector_evidence(hit.vector_score, background),
+                keyword_coverage(terms, hit.text) if terms else (hit.keyword_score or 0.0),
+            ),
+        )
+        for hit in out
+    ]

@@ -1,0 +1,38 @@
+import pytest
+
+from langchain_md_memory.search.relevance import (
+    Z_FULL,
+    Z_NONE,
+    annotate_relevance,
+    keyword_coverage,
+    vector_evidence,
+)
+from tests.support.hits import make_hit
+
+
+def test_keyword_coverage_is_the_share_of_content_terms_present() -> None:
+    assert keyword_coverage(["bond", "ladder"], "Built a bond ladder") == 1.0
+    assert keyword_coverage(["bond", "ladder"], "Bond funds only") == 0.5
+    assert keyword_coverage(["仓位", "上限"], "单只个股仓位上限 5%") == 1.0
+    assert keyword_coverage([], "anything") == 0.0
+
+
+def test_vector_evidence_measures_the_cosine_against_the_memory_background() -> None:
+    background = (0.78, 0.02)  # e5: every note sits near 0.78 for this query
+    assert vector_evidence(0.78, background) == 0.0  # an average note is no evidence
+    assert vector_evidence(0.78 + Z_NONE * 0.02, background) == pytest.approx(0.0)
+    assert vector_evidence(0.78 + Z_FULL * 0.02, background) == pytest.approx(1.0)
+    middle = 0.78 + (Z_NONE + Z_FULL) / 2 * 0.02
+    assert vector_evidence(middle, background) == pytest.approx(0.5)
+    # The same raw cosine is strong evidence in a memory whose notes are far from the query.
+    assert vector_evidence(0.60 + (Z_FULL + 1) * 0.03, (0.60, 0.03)) == 1.0
+    assert vector_evidence(None, background) == 0.0
+    assert vector_evidence(0.7, None) == 0.7  # a handful of notes: no background, the raw cosine
+
+
+def test_annotate_relevance_takes_the_stronger_signal() -> None:
+    hits = [make_hit("a", 0.9, text="bond ladder", vector_score=0.78, keyword_score=1.0),
+            make_hit("b", 0.5, text="cash buffer", vector_score=0.78 + 6 * 0.02, keyword_score=None)]
+    a, b = annotate_relevance(hits, ["bond", "ladder"], (0.78, 0.02))
+    assert a.relevance == 1.0  # every query term, an average cosine
+    assert b.relevance == 1.0  # no query term, a cosine far above the background
