@@ -20,7 +20,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .config import MemoryConfig
+from .config import SEED_RANKING, MemoryConfig
 from .errors import (
     EmbeddingError,
     IndexBusyError,
@@ -56,6 +56,7 @@ __version__ = "0.2.0"
 __all__ = [
     "DEFAULT_PROMPTS",
     "FINANCE_PROMPTS",
+    "SEED_RANKING",
     "DreamResult",
     "EmbeddingError",
     "IndexBusyError",
