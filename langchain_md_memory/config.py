@@ -103,8 +103,9 @@ class MemoryConfig(_Frozen):
     min_score: float | None = Field(None, ge=0.0)
     """Hits whose ``relevance`` (calibrated evidence, see ``search.relevance``) is lower are dropped.
 
-    ``None`` (default): 0.45 when the vector path ran; no cut on a keyword-only
-    search, where no semantic evidence can weigh a partial keyword match. With
+    ``None`` (default): a gate, not a cut: when the vector path ran and no hit
+    reaches 0.45, nothing comes back; otherwise every hit stays. No gate on a
+    keyword-only search, where no semantic evidence can weigh a partial match. With
     ``fusion="weighted_raw"`` it cuts the merged score, as in the seed."""
     vector_weight: float = Field(0.5, ge=0.0)
     text_weight: float = Field(0.5, ge=0.0)

@@ -32,9 +32,9 @@ from ..errors import MemoryInputError
 from ..types import ChunkRecord, MemorySearchResult
 from .decay import apply_temporal_decay
 from .fusion import resolve_fusion
-from .merge import filter_min_score, merge_candidates, sort_hits
+from .merge import filter_min_score, merge_candidates
 from .mmr import Similarity, cosine_similarity_fn, mmr_rerank
-from .relevance import annotate_relevance, calibration, min_relevance
+from .relevance import annotate_relevance, calibration, relevant
 from .weighting import apply_source_weights
 
 __all__ = ["FUNNEL_STAGES", "RankedResults", "Recall", "rank"]
@@ -126,8 +126,7 @@ def rank(
     if config.fusion == "weighted_raw":  # the seed: min_score cuts the merged score
         filtered = filter_min_score(merged, config.min_score or 0.0)
     else:
-        cut = min_relevance(config.min_score, merged)
-        filtered = sort_hits(hit for hit in merged if hit.relevance >= cut)
+        filtered = relevant(merged, config.min_score)
     sw = config.source_weights
     weighted = apply_source_weights(
         filtered,

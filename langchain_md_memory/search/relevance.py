@@ -46,7 +46,7 @@ __all__ = [
     "calibration",
     "keyword_coverage",
     "keyword_evidence",
-    "min_relevance",
+    "relevant",
     "vector_evidence",
 ]
 
@@ -56,7 +56,7 @@ Z_NONE = 1.0
 Z_FULL = 5.0
 """A cosine this many standard deviations above the background is full evidence."""
 DEFAULT_MIN_RELEVANCE = 0.45
-"""The cut of ``min_score=None`` when the vector path ran (no-answer rate vs top-1 on the dev set)."""
+"""The gate of ``min_score=None``: the best hit's least relevance (no-answer rate vs top-1 on the dev set)."""
 FULL_COVERAGE_TERMS = 4
 """A note holding this many of a long query's content terms covers it fully."""
 
@@ -114,11 +114,22 @@ def calibration(terms: Sequence[str], background: tuple[float, float] | None) ->
     return calibrate
 
 
-def min_relevance(min_score: float | None, hits: Sequence[MemorySearchResult]) -> float:
-    """The cut for these hits: ``min_score``, or for ``None`` the default when any hit has a vector score."""
+def relevant(hits: Sequence[MemorySearchResult], min_score: float | None) -> list[MemorySearchResult]:
+    """The hits that pass the relevance cut, in their order.
+
+    An explicit ``min_score`` cuts each hit whose ``relevance`` is lower. The
+    default (``None``) is a gate: when the vector path ran and no hit reaches
+    ``DEFAULT_MIN_RELEVANCE``, nothing relevant is stored and nothing comes
+    back; otherwise every hit stays, so a question that is answered keeps its
+    weaker supporting hits too. A keyword-only search has no gate.
+    """
     if min_score is not None:
-        return min_score
-    return DEFAULT_MIN_RELEVANCE if any(hit.vector_score is not None for hit in hits) else 0.0
+        return [hit for hit in hits if hit.relevance >= min_score]
+    if not any(hit.vector_score is not None for hit in hits):
+        return list(hits)
+    if max(hit.relevance for hit in hits) < DEFAULT_MIN_RELEVANCE:
+        return []
+    return list(hits)
 
 
 def annotate_relevance(

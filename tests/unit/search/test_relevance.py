@@ -36,3 +36,15 @@ def test_annotate_relevance_takes_the_stronger_signal() -> None:
     a, b = annotate_relevance(hits, ["bond", "ladder"], (0.78, 0.02))
     assert a.relevance == 1.0  # every query term, an average cosine
     assert b.relevance == 1.0  # no query term, a cosine far above the background
+
+
+def test_the_default_is_a_gate_on_the_best_hit_and_an_explicit_min_score_cuts_each_hit() -> None:
+    from langchain_md_memory.search.relevance import DEFAULT_MIN_RELEVANCE, relevant
+
+    strong = make_hit("strong", 0.9, vector_score=0.9, relevance=DEFAULT_MIN_RELEVANCE + 0.1)
+    weak = make_hit("weak", 0.5, vector_score=0.8, relevance=0.1)
+    assert relevant([strong, weak], None) == [strong, weak]  # answered: its weaker hits stay
+    assert relevant([weak], None) == []  # nothing reaches the gate: nothing relevant is stored
+    assert relevant([strong, weak], 0.3) == [strong]
+    keyword_only = make_hit("kw", 0.4, vector_score=None, keyword_score=0.4, relevance=0.1)
+    assert relevant([keyword_only], None) == [keyword_only]  # no semantic evidence: no gate
