@@ -31,7 +31,7 @@ from .errors import (
     MemoryStoreError,
 )
 from .memory import MarkdownMemory, ProjectMemory
-from .types import MemorySearchResult
+from .types import MemorySearchResult, ProgressEvent
 
 if TYPE_CHECKING:
     from .features.dream import DreamResult
@@ -67,6 +67,7 @@ __all__ = [
     "MemorySearchResult",
     "MemoryState",
     "MemoryStoreError",
+    "ProgressEvent",
     "ProjectMemory",
     "create_dream_node",
     "create_memory_flush_node",

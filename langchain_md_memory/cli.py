@@ -26,7 +26,7 @@ from .errors import MemoryInputError, MemoryStoreError
 from .memory import MarkdownMemory
 from .secrets import scrub
 from .sync.indexer import SyncStats
-from .types import MemorySearchResult
+from .types import MemorySearchResult, ProgressCallback, ProgressEvent
 
 __all__ = ["build_parser", "main"]
 
@@ -237,12 +237,13 @@ def _verify(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: Tex
     return 0 if report.ok else 1
 
 
-def _progress_bar(stream: TextIO, min_total: int = 50) -> Callable[[int, int], None]:
+def _progress_bar(stream: TextIO, min_total: int = 50) -> ProgressCallback:
     """Progress on stderr for long syncs; silent for small memories and pipes."""
     interactive = hasattr(stream, "isatty") and stream.isatty()
 
-    def report(done: int, total: int) -> None:
-        if total < min_total or not interactive:
+    def report(event: ProgressEvent) -> None:
+        done, total = event.done, event.total
+        if event.phase != "index" or total < min_total or not interactive:
             return
         width = 30
         filled = width * done // total

@@ -44,10 +44,10 @@ from .index.schema import index_error
 from .search.pipeline import RankedResults, Recall, rank
 from .search.retrieve import query_vector, retrieve
 from .secrets import scrub
-from .sync.indexer import Indexer, ProgressFn, SyncStats, index_identity
+from .sync.indexer import Indexer, SyncStats, index_identity
 from .sync.verify import VerifyReport, verify_index
 from .sync.watcher import MemoryWatcher
-from .types import MemorySearchResult
+from .types import MemorySearchResult, ProgressCallback
 
 __all__ = ["MemoryCore"]
 
@@ -71,6 +71,7 @@ class MemoryCore(DocumentMethods):
         *,
         watch: bool = False,
         recursive: bool = True,
+        progress: ProgressCallback | None = None,
     ) -> None:
         if not isinstance(config, MemoryConfig):
             config = MemoryConfig.model_validate(config or {})
@@ -89,7 +90,7 @@ class MemoryCore(DocumentMethods):
         )
         handle = IndexHandle(self.store.root / INDEX_FILE)
         handle.sweep_rebuild_files()
-        self.indexer = Indexer(self.store, handle, self.embedder, self.config)
+        self.indexer = Indexer(self.store, handle, self.embedder, self.config, progress)
         self.state = StateFile(self.store)
         """Durable bookkeeping beside the Markdown (``.md-memory/state.json``), kept when the index goes."""
         self.watcher: MemoryWatcher | None = None
@@ -102,6 +103,15 @@ class MemoryCore(DocumentMethods):
             except BaseException:
                 self.close()
                 raise
+
+    @property
+    def progress(self) -> ProgressCallback | None:
+        """Receives the progress of syncs (searches' too), rebuilds and verifies not given their own."""
+        return self.indexer.progress
+
+    @progress.setter
+    def progress(self, callback: ProgressCallback | None) -> None:
+        self.indexer.progress = callback
 
     @property
     def memory_dir(self) -> Path:
@@ -201,23 +211,27 @@ class MemoryCore(DocumentMethods):
 
     # -- index ----------------------------------------------------------------------
 
-    def sync(self, force: bool = False, progress: ProgressFn | None = None) -> SyncStats:
-        """Bring the index up to date now; ``force`` re-chunks every file."""
+    def sync(self, force: bool = False, progress: ProgressCallback | None = None) -> SyncStats:
+        """Bring the index up to date now; ``force`` re-chunks every file.
+
+        ``progress`` (default: the memory's) receives ``index`` and ``embed`` events.
+        """
         self._check_open()
         return self.indexer.sync(force=force, progress=progress)
 
-    def rebuild(self, progress: ProgressFn | None = None) -> SyncStats:
-        """Build a fresh index from the Markdown and swap it in atomically."""
+    def rebuild(self, progress: ProgressCallback | None = None) -> SyncStats:
+        """Build a fresh index from the Markdown and swap it in atomically (``progress`` as for sync)."""
         self._check_open()
         return self.indexer.rebuild(progress=progress)
 
-    def verify(self, repair: bool = True) -> VerifyReport:
+    def verify(self, repair: bool = True, progress: ProgressCallback | None = None) -> VerifyReport:
         """Compare every Markdown file with the index; re-sync what differs when ``repair``.
 
         See :func:`~langchain_md_memory.sync.verify.verify_index`. Example: ``assert mem.verify().ok``.
+        ``progress`` (default: the memory's) receives ``verify`` events, then the repair's sync events.
         """
         with self._lock:
-            return verify_index(self.indexer, repair=repair)
+            return verify_index(self.indexer, repair=repair, progress=progress or self.progress)
 
     def status(self) -> dict[str, Any]:
         """Counts and state: files, chunks, embedded, provider, last sync, fallbacks."""
@@ -239,6 +253,7 @@ class MemoryCore(DocumentMethods):
             "identity_changed_from": self.indexer.identity_changed_from,
             "embedding_error": self.indexer.embedding_error,
             "skipped_files": dict(self.indexer.skipped),
+            "file_warnings": dict(self.indexer.warnings),
             "index_fallback": self.index_fallback,
             "index_repaired": self.index.repaired,
             "sync_error": self._sync_error,
