@@ -20,7 +20,6 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .config import MemoryConfig
 from .errors import (
     EmbeddingError,
     IndexBusyError,
@@ -30,10 +29,10 @@ from .errors import (
     MemoryPathError,
     MemoryStoreError,
 )
-from .memory import MarkdownMemory, ProjectMemory
 from .types import MemorySearchResult, ProgressEvent
 
 if TYPE_CHECKING:
+    from .config import MemoryConfig
     from .features.dream import DreamResult
     from .features.transcripts import create_session_log_node, write_session_log
     from .integrations.basestore import MarkdownBaseStore
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     )
     from .integrations.retriever import MarkdownMemoryRetriever
     from .integrations.tools import create_memory_tools
+    from .memory import MarkdownMemory, ProjectMemory
 
 __version__ = "0.2.0"
 """The package version (``pyproject.toml`` reads it from here)."""
@@ -79,8 +79,12 @@ __all__ = [
     "write_session_log",
 ]
 
-# Integration modules import LangChain/LangGraph pieces; load them on first use.
+# Loaded on first use: the memory and its integrations import pydantic, numpy, LangChain and
+# LangGraph, which `md-memory --help` (and a program that only catches our errors) never needs.
 _LAZY = {
+    "MemoryConfig": ".config",
+    "MarkdownMemory": ".memory",
+    "ProjectMemory": ".memory",
     "MarkdownMemoryRetriever": ".integrations.retriever",
     "MarkdownBaseStore": ".integrations.basestore",
     "create_memory_tools": ".integrations.tools",

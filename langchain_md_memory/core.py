@@ -26,9 +26,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Self
-
-from langchain_core.embeddings import Embeddings
+from typing import TYPE_CHECKING, Any, Self
 
 from .config import MemoryConfig
 from .documents import DocumentMethods
@@ -48,6 +46,9 @@ from .sync.indexer import Indexer, SyncStats, index_identity
 from .sync.verify import VerifyReport, verify_index
 from .sync.watcher import MemoryWatcher
 from .types import MemorySearchResult, ProgressCallback
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["MemoryCore"]
 

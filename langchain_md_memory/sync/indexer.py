@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import json
 import logging
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -93,8 +95,8 @@ class Indexer:
         self.identity_changed_from: str | None = None
         self.skipped: dict[str, str] = {}
         """Files left out of the index, and why (e.g. over ``max_file_bytes``)."""
-        self.warnings: dict[str, str] = {}
-        """Files indexed with a problem, and what it is (e.g. not valid UTF-8)."""
+        self.warnings: dict[str, str] = self._load_warnings()
+        """Files indexed with a problem, and what it is (e.g. not valid UTF-8); kept in the index's meta."""
         self.embedding_error: str | None = None
 
     @property
@@ -201,8 +203,9 @@ class Indexer:
         for path in known.keys() - seen.keys() - scanned.keys():
             c.chunks_removed += self.index.remove_file(path)
             c.files_removed += 1
-        for path in self.warnings.keys() - scanned.keys():
-            del self.warnings[path]
+        if self.warnings.keys() - scanned.keys():
+            self.warnings = {p: w for p, w in self.warnings.items() if p in scanned}
+        self._save_warnings()
         self._remember(seen)
         if progress is not None:
             progress(ProgressEvent("index", len(paths), len(paths), "files"))
@@ -250,6 +253,19 @@ class Indexer:
         c.chunks_removed += removed
         c.chunks_added += added
         return stat
+
+    def _load_warnings(self) -> dict[str, str]:
+        try:
+            stored = json.loads(self.index.get_meta("file_warnings") or "{}")
+        except (ValueError, MemoryStoreError, sqlite3.Error):  # a damaged index is healed elsewhere
+            return {}
+        return {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
+
+    def _save_warnings(self) -> None:
+        # Another process's status reads them: a warned file is not re-read until it changes.
+        text = json.dumps(self.warnings, ensure_ascii=False, sort_keys=True)
+        if (self.index.get_meta("file_warnings") or "{}") != text:
+            self.index.set_meta("file_warnings", text)
 
     def _decode(self, path: str, raw: bytes) -> str:
         """The file's text; bytes that are not UTF-8 become U+FFFD, and :attr:`warnings` says so."""
@@ -358,6 +374,7 @@ class Indexer:
             self.handle.swap_in(fresh)
             if builder._known is not None:
                 self._remember(builder._known)
+            self.warnings = builder.warnings
             self._dirty = False
         return stats
 
