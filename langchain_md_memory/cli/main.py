@@ -52,6 +52,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         bar = ProgressBar.for_args(err, explicit=args.progress, json=args.json)
         with _warnings_to(err, bar):
             code = _run(args, out, err, bar)
+        if bar is not None:
+            bar.close()  # a sync that stopped early (the provider failed) leaves its line open
         out.flush()
         return code
     except KeyboardInterrupt:
