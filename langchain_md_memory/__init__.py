@@ -20,7 +20,6 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .config import SEED_RANKING, MemoryConfig
 from .errors import (
     EmbeddingError,
     IndexBusyError,
@@ -30,11 +29,10 @@ from .errors import (
     MemoryPathError,
     MemoryStoreError,
 )
-from .memory import MarkdownMemory, ProjectMemory
-from .prompts import DEFAULT_PROMPTS, FINANCE_PROMPTS, MemoryPrompts
-from .types import MemorySearchResult
+from .types import MemorySearchResult, ProgressEvent
 
 if TYPE_CHECKING:
+    from .config import SEED_RANKING, MemoryConfig
     from .features.dream import DreamResult
     from .features.transcripts import create_session_log_node, write_session_log
     from .integrations.basestore import MarkdownBaseStore
@@ -49,6 +47,8 @@ if TYPE_CHECKING:
     )
     from .integrations.retriever import MarkdownMemoryRetriever
     from .integrations.tools import create_memory_tools
+    from .memory import MarkdownMemory, ProjectMemory
+    from .prompts import DEFAULT_PROMPTS, FINANCE_PROMPTS, MemoryPrompts
 
 __version__ = "0.2.0"
 """The package version (``pyproject.toml`` reads it from here)."""
@@ -72,6 +72,7 @@ __all__ = [
     "MemorySearchResult",
     "MemoryState",
     "MemoryStoreError",
+    "ProgressEvent",
     "ProjectMemory",
     "create_dream_node",
     "create_memory_flush_node",
@@ -83,8 +84,16 @@ __all__ = [
     "write_session_log",
 ]
 
-# Integration modules import LangChain/LangGraph pieces; load them on first use.
+# Loaded on first use: the memory and its integrations import pydantic, numpy, LangChain and
+# LangGraph, which `md-memory --help` (and a program that only catches our errors) never needs.
 _LAZY = {
+    "MemoryConfig": ".config",
+    "SEED_RANKING": ".config",
+    "MemoryPrompts": ".prompts",
+    "DEFAULT_PROMPTS": ".prompts",
+    "FINANCE_PROMPTS": ".prompts",
+    "MarkdownMemory": ".memory",
+    "ProjectMemory": ".memory",
     "MarkdownMemoryRetriever": ".integrations.retriever",
     "MarkdownBaseStore": ".integrations.basestore",
     "create_memory_tools": ".integrations.tools",

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any, Self
 from .config import MemoryConfig
 from .documents import DocumentMethods
 from .search.pipeline import RankedResults
-from .sync.indexer import ProgressFn, SyncStats
+from .sync.indexer import SyncStats
 from .sync.verify import VerifyReport
 from .sync.watcher import MemoryWatcher
-from .types import MemorySearchResult
+from .types import MemorySearchResult, ProgressCallback
 
 __all__ = ["SYNC_TWIN", "AsyncMemoryMethods"]
 
@@ -53,9 +53,9 @@ class AsyncMemoryMethods(DocumentMethods):
         def search_detailed(self, query: str, *, max_results: int | None = None,
                             config: MemoryConfig | None = None) -> RankedResults: ...
         def load_session_context(self, max_tokens: int | None = None) -> str: ...
-        def sync(self, force: bool = False, progress: ProgressFn | None = None) -> SyncStats: ...
-        def rebuild(self, progress: ProgressFn | None = None) -> SyncStats: ...
-        def verify(self, repair: bool = True) -> VerifyReport: ...
+        def sync(self, force: bool = False, progress: ProgressCallback | None = None) -> SyncStats: ...
+        def rebuild(self, progress: ProgressCallback | None = None) -> SyncStats: ...
+        def verify(self, repair: bool = True, progress: ProgressCallback | None = None) -> VerifyReport: ...
         def status(self) -> dict[str, Any]: ...
         def start_watching(self, on_sync: Callable[[SyncStats], None] | None = None, *,
                            debounce_ms: int | None = None) -> MemoryWatcher: ...
@@ -129,20 +129,20 @@ class AsyncMemoryMethods(DocumentMethods):
 
     # -- the index ---------------------------------------------------------------------
 
-    async def async_index(self, force: bool = False, progress: ProgressFn | None = None) -> SyncStats:
+    async def async_index(self, force: bool = False, progress: ProgressCallback | None = None) -> SyncStats:
         """Async twin of :meth:`sync` (bring the index up to date now); also ``getattr(mem, "async")``.
 
         ``progress`` is called from the worker thread.
         """
         return await asyncio.to_thread(self.sync, force, progress)
 
-    async def arebuild(self, progress: ProgressFn | None = None) -> SyncStats:
+    async def arebuild(self, progress: ProgressCallback | None = None) -> SyncStats:
         """Async twin of :meth:`rebuild`."""
         return await asyncio.to_thread(self.rebuild, progress)
 
-    async def averify(self, repair: bool = True) -> VerifyReport:
+    async def averify(self, repair: bool = True, progress: ProgressCallback | None = None) -> VerifyReport:
         """Async twin of :meth:`verify`."""
-        return await asyncio.to_thread(self.verify, repair)
+        return await asyncio.to_thread(self.verify, repair, progress)
 
     async def astatus(self) -> dict[str, Any]:
         """Async twin of :meth:`status`."""

@@ -25,9 +25,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Self
-
-from langchain_core.embeddings import Embeddings
+from typing import TYPE_CHECKING, Any, Self
 
 from .aio import AsyncMemoryMethods
 from .config import MemoryConfig
@@ -43,10 +41,13 @@ from .index.schema import index_error
 from .search.pipeline import RankedResults, Recall, rank
 from .search.retrieve import query_vector, retrieve
 from .secrets import scrub
-from .sync.indexer import Indexer, ProgressFn, SyncStats, index_identity
+from .sync.indexer import Indexer, SyncStats, index_identity
 from .sync.verify import VerifyReport, verify_index
 from .sync.watcher import MemoryWatcher
-from .types import MemorySearchResult
+from .types import MemorySearchResult, ProgressCallback
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["MemoryCore"]
 
@@ -72,6 +73,7 @@ class MemoryCore(AsyncMemoryMethods):
         *,
         watch: bool = False,
         recursive: bool = True,
+        progress: ProgressCallback | None = None,
     ) -> None:
         if not isinstance(config, MemoryConfig):
             config = MemoryConfig.model_validate(config or {})
@@ -90,7 +92,7 @@ class MemoryCore(AsyncMemoryMethods):
         )
         handle = IndexHandle(self.store.root / INDEX_FILE)
         handle.sweep_rebuild_files()
-        self.indexer = Indexer(self.store, handle, self.embedder, self.config)
+        self.indexer = Indexer(self.store, handle, self.embedder, self.config, progress)
         self.state = StateFile(self.store)
         """Durable bookkeeping beside the Markdown (``.md-memory/state.json``), kept when the index goes."""
         self.watcher: MemoryWatcher | None = None
@@ -103,6 +105,15 @@ class MemoryCore(AsyncMemoryMethods):
             except BaseException:
                 self.close()
                 raise
+
+    @property
+    def progress(self) -> ProgressCallback | None:
+        """Receives the progress of syncs (searches' too), rebuilds and verifies not given their own."""
+        return self.indexer.progress
+
+    @progress.setter
+    def progress(self, callback: ProgressCallback | None) -> None:
+        self.indexer.progress = callback
 
     @property
     def memory_dir(self) -> Path:
@@ -198,23 +209,27 @@ class MemoryCore(AsyncMemoryMethods):
 
     # -- index ----------------------------------------------------------------------
 
-    def sync(self, force: bool = False, progress: ProgressFn | None = None) -> SyncStats:
-        """Bring the index up to date now; ``force`` re-chunks every file."""
+    def sync(self, force: bool = False, progress: ProgressCallback | None = None) -> SyncStats:
+        """Bring the index up to date now; ``force`` re-chunks every file.
+
+        ``progress`` (default: the memory's) receives ``index`` and ``embed`` events.
+        """
         self._check_open()
         return self.indexer.sync(force=force, progress=progress)
 
-    def rebuild(self, progress: ProgressFn | None = None) -> SyncStats:
-        """Build a fresh index from the Markdown and swap it in atomically."""
+    def rebuild(self, progress: ProgressCallback | None = None) -> SyncStats:
+        """Build a fresh index from the Markdown and swap it in atomically (``progress`` as for sync)."""
         self._check_open()
         return self.indexer.rebuild(progress=progress)
 
-    def verify(self, repair: bool = True) -> VerifyReport:
+    def verify(self, repair: bool = True, progress: ProgressCallback | None = None) -> VerifyReport:
         """Compare every Markdown file with the index; re-sync what differs when ``repair``.
 
         See :func:`~langchain_md_memory.sync.verify.verify_index`. Example: ``assert mem.verify().ok``.
+        ``progress`` (default: the memory's) receives ``verify`` events, then the repair's sync events.
         """
         with self._lock:
-            return verify_index(self.indexer, repair=repair)
+            return verify_index(self.indexer, repair=repair, progress=progress or self.progress)
 
     def status(self) -> dict[str, Any]:
         """Counts and state: files, chunks, embedded, provider, last sync, fallbacks."""
@@ -237,6 +252,7 @@ class MemoryCore(AsyncMemoryMethods):
             "embedding_error": self.indexer.embedding_error,
             "waiting_for_embeddings": 0 if self.embedder is None else chunks - embedded,
             "skipped_files": dict(self.indexer.skipped),
+            "file_warnings": dict(self.indexer.warnings),
             "index_fallback": self.index_fallback,
             "index_repaired": self.index.repaired,
             "sync_error": self._sync_error,

@@ -47,6 +47,7 @@ from .project import (
 from .search.pipeline import RankedResults, Recall
 from .sync.indexer import SyncStats
 from .sync.watcher import MemoryWatcher
+from .types import ProgressCallback
 
 __all__ = ["MarkdownMemory", "ProjectMemory"]
 
@@ -66,6 +67,9 @@ class MarkdownMemory(MemoryCore):
         recursive: index subfolders (``sessions/``, topic folders); ``False``
             keeps to top-level files, as the global memory of
             :meth:`for_project` does.
+        progress: receives :class:`~langchain_md_memory.types.ProgressEvent` s of
+            syncs (a search's too), rebuilds, verifies, archives and dreams not
+            given their own callback; the library never prints.
 
     Example:
         .. code-block:: python
@@ -109,19 +113,21 @@ class MarkdownMemory(MemoryCore):
 
     def dream(self, model: LanguageModelLike, **kwargs: Any) -> DreamResult:
         """Consolidate session logs into MEMORY.md with ``model``; see :func:`features.dream.dream`."""
+        kwargs.setdefault("progress", self.progress)
         return dream(self, model, **kwargs)
 
     async def adream(self, model: LanguageModelLike, **kwargs: Any) -> DreamResult:
         """Async twin of :meth:`dream`."""
         return await asyncio.to_thread(self.dream, model, **kwargs)
 
-    def export_archive(self, path: str | os.PathLike[str]) -> Path:
+    def export_archive(self, path: str | os.PathLike[str], progress: ProgressCallback | None = None) -> Path:
         """Write the Markdown files (and the state file, nothing else) to a ``.tar.gz``; returns its path."""
-        return export_archive(self, path)
+        return export_archive(self, path, progress or self.progress)
 
-    async def aexport_archive(self, path: str | os.PathLike[str]) -> Path:
+    async def aexport_archive(self, path: str | os.PathLike[str],
+                              progress: ProgressCallback | None = None) -> Path:
         """Async twin of :meth:`export_archive`."""
-        return await asyncio.to_thread(self.export_archive, path)
+        return await asyncio.to_thread(self.export_archive, path, progress)
 
     @classmethod
     def import_archive(cls, path: str | os.PathLike[str], memory_dir: str | os.PathLike[str],
@@ -129,10 +135,11 @@ class MarkdownMemory(MemoryCore):
                        max_files: int | None = None, **kwargs: Any) -> MarkdownMemory:
         """Unpack a validated archive into ``memory_dir`` and open it with a fresh index.
 
-        ``kwargs`` (``embeddings``, ``config``) go to the constructor.
+        ``kwargs`` (``embeddings``, ``config``, ``progress``) go to the constructor; ``progress``
+        also receives the ``import`` events.
         """
         caps = {k: v for k, v in (("max_bytes", max_bytes), ("max_files", max_files)) if v is not None}
-        import_archive(path, memory_dir, overwrite=overwrite, **caps)
+        import_archive(path, memory_dir, overwrite=overwrite, progress=kwargs.get("progress"), **caps)
         mem = cls(memory_dir, **kwargs)
         try:
             mem.sync(force=True)

@@ -1,14 +1,59 @@
-"""Plain data passed between layers: chunks, indexed chunk rows, search hits."""
+"""Plain data passed between layers: chunks, indexed chunk rows, search hits, progress events."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-__all__ = ["Chunk", "ChunkRecord", "FileKind", "MemorySearchResult", "Source"]
+__all__ = [
+    "Chunk",
+    "ChunkRecord",
+    "FileKind",
+    "MemorySearchResult",
+    "ProgressCallback",
+    "ProgressEvent",
+    "ProgressPhase",
+    "Source",
+]
 
 FileKind = Literal["evergreen", "daily", "session"]
 Source = Literal["vector", "keyword", "both"]
+ProgressPhase = Literal["index", "embed", "verify", "export", "import", "dream"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    """How far a long operation has got: ``done`` of ``total`` ``unit`` in ``phase``.
+
+    Phases: ``index`` (files read and chunked by a sync or rebuild), ``embed``
+    (chunks given vectors, from the model or the cache), ``verify`` (files
+    compared with the index), ``export`` / ``import`` (archive members),
+    ``dream`` (steps of a consolidation). Within one phase of one operation
+    ``done`` never decreases, and the last event has ``done == total``.
+
+    Example:
+        .. code-block:: python
+
+            def show(event: ProgressEvent) -> None:
+                print(f"{event.phase}: {event.done}/{event.total} {event.unit}")
+
+            mem.sync(progress=show)
+    """
+
+    phase: ProgressPhase
+    done: int
+    total: int
+    unit: str = "files"
+
+    @property
+    def fraction(self) -> float:
+        """``done / total`` in [0, 1] (1.0 when there is nothing to do)."""
+        return 1.0 if self.total <= 0 else min(1.0, self.done / self.total)
+
+
+ProgressCallback = Callable[[ProgressEvent], None]
+"""Receives :class:`ProgressEvent` s on the thread doing the work; the library never prints."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,13 +25,15 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-from langchain_core.embeddings import Embeddings
 from numpy.typing import NDArray
 
 from ..errors import EmbeddingError, MemoryInputError
+
+if TYPE_CHECKING:  # any object with embed_documents / embed_query works; LangChain loads when a model does
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["INDEX_TOKENIZER_VERSION", "EmbeddingClient", "EmbeddingIdentity"]
 

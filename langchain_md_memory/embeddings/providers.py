@@ -24,13 +24,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from langchain_core.embeddings import Embeddings
 
 from ..errors import EmbeddingError, MemoryInputError
 from .client import EmbeddingClient
+
+if TYPE_CHECKING:  # imported when an instance is passed: "none" never loads LangChain
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["DEFAULT_OPENAI_MODEL", "chat_model", "resolve_embeddings"]
 
@@ -205,9 +206,11 @@ def resolve_embeddings(
     """
     env = os.environ if env is None else env
     opts: dict[str, Any] = {"batch_size": batch_size, "timeout_s": timeout_s, "retries": retries}
-    if isinstance(spec, Embeddings):
-        return EmbeddingClient(spec, provider=type(spec).__name__, model=_model_of(spec), **opts)
     if spec is not None and not isinstance(spec, str):
+        from langchain_core.embeddings import Embeddings
+
+        if isinstance(spec, Embeddings):
+            return EmbeddingClient(spec, provider=type(spec).__name__, model=_model_of(spec), **opts)
         raise MemoryInputError(f"embeddings must be {_VALID_SPECS}; got {type(spec).__name__}")
     name = "auto" if spec is None else spec.strip()
     kind, _, model = name.partition(":")

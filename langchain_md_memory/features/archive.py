@@ -46,11 +46,12 @@ from ..files.atomic import atomic_output, current_umask
 from ..files.gitignore import write_gitignore
 from ..files.paths import STATE_FILE, is_archived_file, is_memory_file, normalize_relpath, resolve_memory_path
 from ..files.store import MarkdownStore
+from ..types import ProgressCallback, ProgressEvent
 
 if TYPE_CHECKING:
     from ..core import MemoryCore
 
-__all__ = ["ARCHIVE_NAME", "ArchiveError", "export_archive", "import_archive"]
+__all__ = ["ARCHIVE_NAME", "ArchiveError", "ArchiveTargetNotEmptyError", "export_archive", "import_archive"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,11 +73,23 @@ class ArchiveError(MemoryStoreError, ValueError):
     """An archive was refused (unsafe or over a cap) or could not be written or read."""
 
 
-def export_archive(mem: MemoryCore, path: str | os.PathLike[str]) -> Path:
+class ArchiveTargetNotEmptyError(ArchiveError):
+    """The import target already holds memory files and ``overwrite`` was not given."""
+
+    def __init__(self, target: Path, existing: list[str], how: str = "overwrite=True") -> None:
+        self.target = target
+        self.existing = existing
+        super().__init__(f"{str(target)!r} already holds {len(existing)} memory file(s) (e.g. "
+                         f"{existing[0]!r}); import with {how} to replace same-named files")
+
+
+def export_archive(mem: MemoryCore, path: str | os.PathLike[str],
+                   progress: ProgressCallback | None = None) -> Path:
     """Write the memory's Markdown files to a ``.tar.gz`` at ``path``; returns its absolute path.
 
     ``path`` may be an existing folder, which then receives ``memory.tar.gz``.
-    The archive is written to a temp file and renamed into place.
+    The archive is written to a temp file and renamed into place. ``progress``
+    receives ``export`` events (files written).
 
     Example:
         .. code-block:: python
@@ -94,8 +107,10 @@ def export_archive(mem: MemoryCore, path: str | os.PathLike[str]) -> Path:
     with (atomic_output(target) as raw,
           gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
           tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar):
-        for rel, data, mtime in files:
+        for done, (rel, data, mtime) in enumerate(files, 1):
             tar.addfile(_member(rel, len(data), mtime), io.BytesIO(data))
+            if progress is not None:
+                progress(ProgressEvent("export", done, len(files)))
     logger.info("exported %d files to %s", len(files), target)
     return target
 
@@ -108,6 +123,7 @@ def import_archive(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_files: int = DEFAULT_MAX_FILES,
     max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES,
+    progress: ProgressCallback | None = None,
 ) -> list[str]:
     """Unpack a memory archive into ``memory_dir``; returns the imported relative paths.
 
@@ -117,9 +133,11 @@ def import_archive(
     ``max_files`` files or ``max_bytes`` in all, and a ``memory_dir`` that
     already holds Markdown files unless ``overwrite`` (then same-named files are
     replaced, others kept). Directory entries are accepted and ignored.
+    ``progress`` receives ``import`` events (files unpacked).
 
     Raises:
-        ArchiveError: the archive was refused or unreadable; nothing was written.
+        ArchiveError: the archive was refused or unreadable; nothing was written (no folder made).
+        ArchiveTargetNotEmptyError: ``memory_dir`` holds memory files and ``overwrite`` is False.
 
     Example:
         .. code-block:: python
@@ -134,29 +152,38 @@ def import_archive(
         raise ArchiveError(f"Import target {str(target)!r} exists and is not a folder")
     existing = _existing_memory_files(target)
     if existing and not overwrite:
-        raise ArchiveError(f"{str(target)!r} already holds {len(existing)} memory file(s) "
-                           f"(e.g. {existing[0]!r}); import with overwrite (--overwrite) to replace "
-                           "same-named files")
+        raise ArchiveTargetNotEmptyError(target, existing)
+    made: list[Path] = []
     try:
         _prescan(Path(path), max_bytes=max_bytes, max_files=max_files, max_member_bytes=max_member_bytes)
         with tarfile.open(Path(path), mode="r:*") as tar:
             members = _checked_members(tar, max_bytes=max_bytes, max_files=max_files,
                                        max_member_bytes=max_member_bytes)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            made = _make_parents(target.parent)
             staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.import.", dir=target.parent))
             try:
-                # The "data" filter is a second guard behind our own checks, not the only one.
-                tar.extractall(staging, members=list(members.values()), filter="data")
+                for done, member in enumerate(members.values(), 1):
+                    # The "data" filter is a second guard behind our own checks, not the only one.
+                    tar.extract(member, staging, filter="data")
+                    if progress is not None:
+                        progress(ProgressEvent("import", done, len(members)))
                 _verify_staging(staging, members)
                 _move_in(staging, target, sorted(members))
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-    except (tarfile.TarError, EOFError, gzip.BadGzipFile, lzma.LZMAError, ValueError) as exc:
-        if isinstance(exc, ArchiveError):
+    except BaseException as exc:
+        _remove_empty(made)
+        if isinstance(exc, ArchiveError) or not isinstance(exc, Exception):
             raise
-        raise ArchiveError(f"Cannot read the archive {str(path)!r}: {exc}") from exc
-    except OSError as exc:
-        raise ArchiveError(f"Import into {str(target)!r} failed ({exc}); nothing was imported") from exc
+        if isinstance(exc, tarfile.ReadError) and "could not be opened" in str(exc):
+            # tarfile lists every compression it tried, one per line; say what that means.
+            raise ArchiveError(f"Cannot read the archive {str(path)!r}: not a tar archive "
+                               "(plain, gzip, bzip2 or xz)") from exc
+        if isinstance(exc, tarfile.TarError | EOFError | gzip.BadGzipFile | lzma.LZMAError | ValueError):
+            raise ArchiveError(f"Cannot read the archive {str(path)!r}: {exc}") from exc
+        if isinstance(exc, OSError):
+            raise ArchiveError(f"Import into {str(target)!r} failed ({exc}); nothing was imported") from exc
+        raise
     logger.info("imported %d files into %s", len(members), target)
     return sorted(members)
 
@@ -324,6 +351,22 @@ def _verify_staging(staging: Path, members: dict[str, tarfile.TarInfo]) -> None:
     for rel, st in found.items():
         if not stat.S_ISREG(st.st_mode) or st.st_size != members[rel].size:
             raise ArchiveError(f"Refused archive member {rel!r}: extracted content does not match its header")
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; returns those created, deepest first."""
+    missing = [p for p in [folder, *folder.parents] if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove folders an import created, deepest first, as long as they are empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _move_in(staging: Path, target: Path, names: list[str]) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
@@ -44,6 +44,7 @@ from ..files.locks import LockFile
 from ..files.paths import LONG_TERM_FILE, SESSIONS_DIR
 from ..secrets import scrub
 from ..text import estimate_tokens
+from ..types import ProgressCallback, ProgressEvent
 from .dream_reply import reply_text, validate_reply
 
 if TYPE_CHECKING:
@@ -139,6 +140,7 @@ def dream(
     keep_newest: int = 1,
     keep_backups: int = 10,
     now: dt.datetime | None = None,
+    progress: ProgressCallback | None = None,
 ) -> DreamResult:
     """Consolidate unprocessed session logs into ``MEMORY.md`` with ``model``.
 
@@ -157,6 +159,8 @@ def dream(
         keep_newest: the newest this many logs are never deleted.
         keep_backups: previous versions kept in ``.history/``.
         now: the current time (tests); default UTC now.
+        progress: receives ``dream`` events over 3 steps: the model answered, MEMORY.md written,
+            session logs marked and cleaned up (the first event, 0 of 3, as the model is asked).
 
     Returns:
         A :class:`DreamResult`. Every run that got past the gates is recorded in
@@ -191,7 +195,8 @@ def dream(
             result = _run(mem, model, when=when, max_input_tokens=max_input_tokens,
                           max_output_chars=max_output_chars, keep_heading_ratio=keep_heading_ratio,
                           recency_guard_s=_seconds(recency_guard), keep_newest=keep_newest,
-                          keep_backups=keep_backups)
+                          keep_backups=keep_backups, step=lambda done: progress and progress(
+                              ProgressEvent("dream", done, 3, "steps")))
     except Exception as exc:  # a dream must never take the agent down; the lock is released below
         logger.warning("dream failed: %s", scrub(f"{type(exc).__name__}: {exc}"))
         result = _result("error", f"{type(exc).__name__}: {exc}", when)
@@ -223,7 +228,7 @@ def _check_gates(mem: MemoryCore, *, enabled: bool, force: bool, min_interval: f
 
 def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_input_tokens: int,
          max_output_chars: int, keep_heading_ratio: float, recency_guard_s: float, keep_newest: int,
-         keep_backups: int) -> DreamResult:
+         keep_backups: int, step: Callable[[int], None]) -> DreamResult:
     current = mem.get(LONG_TERM_FILE) if mem.exists(LONG_TERM_FILE) else ""
     current_stat = mem.stat(LONG_TERM_FILE)
     logs = _fit(current, _read_logs(mem, _unprocessed(mem)), max_input_tokens)
@@ -232,11 +237,13 @@ def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_in
         what = "MEMORY.md alone" if base > max_input_tokens else "no session log fits: the prompt"
         return _result("skipped", f"{what} exceeds max_input_tokens={max_input_tokens}", when)
     used = tuple(log.path for log in logs)
+    step(0)
     try:
         reply = model.invoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(_human_prompt(current, logs))])
     except Exception as exc:
         logger.warning("dream: the model failed: %s", scrub(exc))
         return _result("error", f"the model failed: {type(exc).__name__}: {exc}", when, used)
+    step(1)
     text = reply_text(reply)
     problem = validate_reply(text, current, max_output_chars=max_output_chars,
                              keep_heading_ratio=keep_heading_ratio)
@@ -254,6 +261,7 @@ def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_in
             backup = _save_backup(mem.memory_dir, previous, when, keep_backups)
         if new != current:
             mem.write(LONG_TERM_FILE, new)
+    step(2)
     # Committed: a failure from here on only leaves logs behind, which the model merges again next time.
     deleted: tuple[str, ...] = ()
     try:
@@ -262,6 +270,7 @@ def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_in
                                    keep_newest=keep_newest)
     except Exception as exc:
         logger.warning("dream: MEMORY.md written, but cleaning up session logs failed: %s", exc)
+    step(3)
     change = "updated" if new != current else "unchanged"
     return _result("done", f"MEMORY.md {change} from {len(logs)} session log(s), {len(deleted)} deleted",
                    when, used, deleted, backup)

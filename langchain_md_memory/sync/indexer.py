@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import json
 import logging
+import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
-
-import numpy as np
 
 from ..config import MemoryConfig
 from ..embeddings.client import INDEX_TOKENIZER_VERSION
@@ -30,28 +28,15 @@ from ..index.handle import IndexHandle
 from ..index.rows import ChunkRow, FileState
 from ..secrets import scrub
 from ..text import index_terms
-from ..types import ChunkRecord
+from ..types import ChunkRecord, ProgressCallback, ProgressEvent
+from .embedding import Embedder, embed_missing, embed_text
 
 __all__ = ["Embedder", "Indexer", "SyncStats", "embed_text", "index_identity"]
 
 logger = logging.getLogger(__name__)
 
-ProgressFn = Callable[[int, int], None]
-
 # After an embedding failure, sync does not retry the provider for this long.
 _EMBED_BACKOFF_S = 30.0
-
-
-class Embedder(Protocol):
-    """What the indexer needs from an embedding client."""
-
-    def identity(self) -> object:
-        """What the vectors depend on; ``str()`` of it is ``provider:model:dim``."""
-        ...
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """One unit vector per text, as an ``(n, dim)`` float32 array."""
-        ...
 
 
 @dataclass(slots=True)
@@ -79,11 +64,6 @@ def index_identity(embedder: Embedder) -> str:
     return f"{embedder.identity()}|chunker={CHUNKER_VERSION}|tokenizer={INDEX_TOKENIZER_VERSION}"
 
 
-def embed_text(heading: str, text: str) -> str:
-    """The text sent to the embedding model for a chunk: its heading path, then the text."""
-    return f"{heading}\n\n{text}" if heading else text
-
-
 def _sha256(data: str | bytes) -> str:
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     return hashlib.sha256(raw).hexdigest()
@@ -93,13 +73,16 @@ class Indexer:
     """Incremental sync from a document store into an index (the two seams).
 
     One sync runs at a time; a caller arriving while one runs waits for it and
-    then runs its own (cheap when nothing changed).
+    then runs its own (cheap when nothing changed). ``progress`` receives the
+    events of every sync that is not given its own callback.
     """
 
     def __init__(
-        self, store: DocumentStore, handle: IndexHandle, embedder: Embedder | None, config: MemoryConfig
+        self, store: DocumentStore, handle: IndexHandle, embedder: Embedder | None, config: MemoryConfig,
+        progress: ProgressCallback | None = None,
     ) -> None:
         self.store = store
+        self.progress = progress
         self.handle = handle
         self.embedder = embedder
         self.config = config
@@ -112,6 +95,8 @@ class Indexer:
         self.identity_changed_from: str | None = None
         self.skipped: dict[str, str] = {}
         """Files left out of the index, and why (e.g. over ``max_file_bytes``)."""
+        self.warnings: dict[str, str] = self._load_warnings()
+        """Files indexed with a problem, and what it is (e.g. not valid UTF-8); kept in the index's meta."""
         self.embedding_error: str | None = None
 
     @property
@@ -157,23 +142,25 @@ class Indexer:
 
     # -- sync -----------------------------------------------------------------------
 
-    def sync(self, force: bool = False, progress: ProgressFn | None = None) -> SyncStats:
+    def sync(self, force: bool = False, progress: ProgressCallback | None = None) -> SyncStats:
         """Bring the index up to date with the Markdown files; returns what changed.
 
         ``force`` re-reads and re-chunks every file; unchanged chunk texts
         still come from the embedding cache, so nothing is re-embedded.
+        ``progress`` receives ``index`` events (files) and ``embed`` events (chunks).
         """
         return self._sync(force, progress, None)
 
-    def _sync(self, force: bool, progress: ProgressFn | None,
+    def _sync(self, force: bool, progress: ProgressCallback | None,
               scanned: dict[str, tuple[int, int]] | None) -> SyncStats:
+        progress = progress or self.progress
         with self._sync_lock:
             self._dirty = False
             counters = SyncStats()
             started = time.perf_counter()
             try:
                 self._sync_files(force or self._chunking_changed(), counters, progress, scanned)
-                self._embed_missing(counters)
+                self._embed_missing(counters, progress)
             except BaseException:
                 self._dirty = True
                 raise
@@ -189,7 +176,7 @@ class Indexer:
         self.index.set_meta("chunking", signature)
         return True
 
-    def _sync_files(self, force: bool, c: SyncStats, progress: ProgressFn | None,
+    def _sync_files(self, force: bool, c: SyncStats, progress: ProgressCallback | None,
                     scanned: dict[str, tuple[int, int]] | None = None) -> None:
         known = self.index.file_states()
         # A walk made by needs_sync() moments ago is as good as a new one: every changed file is
@@ -212,13 +199,16 @@ class Indexer:
             if stat is not None:
                 seen[path] = stat
             if progress is not None:
-                progress(done, len(paths))
+                progress(ProgressEvent("index", done, len(paths), "files"))
         for path in known.keys() - seen.keys() - scanned.keys():
             c.chunks_removed += self.index.remove_file(path)
             c.files_removed += 1
+        if self.warnings.keys() - scanned.keys():
+            self.warnings = {p: w for p, w in self.warnings.items() if p in scanned}
+        self._save_warnings()
         self._remember(seen)
         if progress is not None:
-            progress(len(paths), len(paths))
+            progress(ProgressEvent("index", len(paths), len(paths), "files"))
 
     def _remember(self, seen: dict[str, tuple[int, int]]) -> None:
         """Keep what this sync saw, and (for memories over the stat-check cap) its newest files."""
@@ -257,12 +247,39 @@ class Indexer:
         if not force and old is not None and old.hash == digest:
             self.index.touch_file(state)
             return stat
-        rows = self._chunk_rows(path, raw.decode("utf-8", errors="replace"), fingerprint, c)
+        rows = self._chunk_rows(path, self._decode(path, raw), fingerprint, c)
         removed, added = self.index.replace_file(state, file_kind(path), rows)
         c.files_changed += 1
         c.chunks_removed += removed
         c.chunks_added += added
         return stat
+
+    def _load_warnings(self) -> dict[str, str]:
+        try:
+            stored = json.loads(self.index.get_meta("file_warnings") or "{}")
+        except (ValueError, MemoryStoreError, sqlite3.Error):  # a damaged index is healed elsewhere
+            return {}
+        return {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
+
+    def _save_warnings(self) -> None:
+        # Another process's status reads them: a warned file is not re-read until it changes.
+        text = json.dumps(self.warnings, ensure_ascii=False, sort_keys=True)
+        if (self.index.get_meta("file_warnings") or "{}") != text:
+            self.index.set_meta("file_warnings", text)
+
+    def _decode(self, path: str, raw: bytes) -> str:
+        """The file's text; bytes that are not UTF-8 become U+FFFD, and :attr:`warnings` says so."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            reason = (f"not valid UTF-8 (first bad byte at offset {exc.start}); indexed with U+FFFD "
+                      "in place of the bad bytes: save the file as UTF-8")
+            if self.warnings.get(path) != reason:
+                logger.warning("%s is %s", path, reason)
+            self.warnings[path] = reason
+            return raw.decode("utf-8", errors="replace")
+        self.warnings.pop(path, None)
+        return text
 
     def _chunk_rows(self, path: str, text: str, fingerprint: str | None, c: SyncStats) -> list[ChunkRow]:
         chunks = chunk_markdown(
@@ -318,38 +335,24 @@ class Indexer:
             self.index.set_meta("embedding_identity", fingerprint)
         return fingerprint
 
-    def _embed_missing(self, c: SyncStats) -> None:
+    def _embed_missing(self, c: SyncStats, progress: ProgressCallback | None) -> None:
         fingerprint = self._fingerprint_or_none()
         if fingerprint is None or self.embedder is None:
             return
-        batch = self.config.embedding_batch_size * 8
-        # A rowid cursor visits each chunk once; re-reading from the first rowid
-        # every round (and skipping rows already attempted) was quadratic in the chunk count.
-        after = 0
-        while True:
-            pending = self.index.chunks_missing_vectors(batch, after_rowid=after)
-            if not pending:
-                return
-            after = pending[-1][0]
-            cached = self.index.cache.lookup([p[1] for p in pending], fingerprint)
-            # One call per distinct text: duplicates in a batch share a vector.
-            todo = list({p[1]: p for p in pending if p[1] not in cached}.values())
-            c.cached += sum(1 for p in pending if p[1] in cached)
-            fresh: dict[str, np.ndarray] = {}
-            if todo:
-                try:
-                    vectors = self.embedder.embed_documents([embed_text(p[2], p[3]) for p in todo])
-                except Exception as exc:  # any provider failure leaves chunks keyword-only
-                    c.embed_errors += len(todo)
-                    self._embedding_failed(exc)
-                    self.index.set_vectors([(p[0], cached[p[1]]) for p in pending if p[1] in cached])
-                    return
-                fresh = {p[1]: vectors[i] for i, p in enumerate(todo)}
-                self.index.cache.store(list(fresh.items()), fingerprint)
-                c.embedded += len(todo)
-                self.embedding_error = None
-            known = {**cached, **fresh}
-            self.index.set_vectors([(p[0], known[p[1]]) for p in pending])
+
+        def report(done: int, total: int) -> None:
+            if progress is not None:
+                progress(ProgressEvent("embed", done, total, "chunks"))
+
+        outcome = embed_missing(self.index, self.embedder, fingerprint,
+                                batch_size=self.config.embedding_batch_size, report=report)
+        c.embedded += outcome.embedded
+        c.cached += outcome.cached
+        c.embed_errors += outcome.errors
+        if outcome.failure is not None:
+            self._embedding_failed(outcome.failure)
+        elif outcome.embedded:
+            self.embedding_error = None
 
     def _embedding_failed(self, exc: BaseException) -> None:
         self.embedding_error = scrub(f"{type(exc).__name__}: {exc}")
@@ -358,18 +361,20 @@ class Indexer:
 
     # -- rebuild and recovery --------------------------------------------------------
 
-    def rebuild(self, progress: ProgressFn | None = None) -> SyncStats:
+    def rebuild(self, progress: ProgressCallback | None = None) -> SyncStats:
         """Build a fresh index beside the current one from the Markdown and swap it in atomically.
 
-        Readers keep the old index until the new one is complete.
+        Readers keep the old index until the new one is complete. ``progress`` as for :meth:`sync`.
         """
         fresh = self.handle.open_fresh()
-        builder = Indexer(self.store, IndexHandle.of(fresh), self.embedder, self.config)
+        builder = Indexer(self.store, IndexHandle.of(fresh), self.embedder, self.config,
+                          progress or self.progress)
         with self._sync_lock:
             stats = builder.sync(force=True, progress=progress)
             self.handle.swap_in(fresh)
             if builder._known is not None:
                 self._remember(builder._known)
+            self.warnings = builder.warnings
             self._dirty = False
         return stats
 

@@ -41,6 +41,7 @@ from ..errors import MemoryIndexError, MemoryStoreError
 from ..files.chunker import chunk_markdown
 from ..index.schema import index_error
 from ..secrets import scrub
+from ..types import ProgressCallback, ProgressEvent
 from .indexer import Indexer
 
 __all__ = ["VerifyReport", "verify_index"]
@@ -126,20 +127,23 @@ class _Findings:
     fts_orphans: int  # keyword rows whose chunk is gone: only a rebuild removes them
 
 
-def verify_index(indexer: Indexer, *, repair: bool = True) -> VerifyReport:
+def verify_index(indexer: Indexer, *, repair: bool = True,
+                 progress: ProgressCallback | None = None) -> VerifyReport:
     """Compare every managed Markdown file with the index; repair what differs when ``repair``.
+
+    ``progress`` receives ``verify`` events (files compared), then a repair's sync or rebuild events.
 
     Raises:
         MemoryIndexError: when a repair was needed and the index could not be
             rebuilt (for example a read-only folder).
     """
     try:
-        found = _inspect(indexer)
+        found = _inspect(indexer, progress)
     except (MemoryIndexError, sqlite3.Error) as exc:  # sqlite errors can surface while rows are read
         logger.warning("verify: index %s is unreadable (%s)", indexer.index.path, exc)
         if not repair:
             return VerifyReport(files=len(indexer.store.scan()), indexed=0, chunks=0, index_error=str(exc))
-        _rebuild(indexer)
+        _rebuild(indexer, progress)
         after = _inspect(indexer)
         return VerifyReport(files=after.files, indexed=0, chunks=0, index_error=str(exc), rebuilt=True,
                             remaining=_all_paths(after))
@@ -151,7 +155,7 @@ def verify_index(indexer: Indexer, *, repair: bool = True) -> VerifyReport:
         return report
     if found.fts_orphans:
         logger.warning("verify: %d keyword rows without a chunk; rebuilding the index", found.fts_orphans)
-        _rebuild(indexer)
+        _rebuild(indexer, progress)
         rebuilt, repaired = True, report.problems
     else:
         rebuilt, repaired = False, report.problems
@@ -159,10 +163,10 @@ def verify_index(indexer: Indexer, *, repair: bool = True) -> VerifyReport:
             for path in repaired:
                 indexer.index.remove_file(path)
             indexer.mark_dirty()
-            indexer.sync()
+            indexer.sync(progress=progress)
         except (MemoryIndexError, sqlite3.Error) as exc:  # e.g. a hostile trigger refusing the delete
             logger.warning("verify: re-syncing failed (%s); rebuilding the index", scrub(exc))
-            _rebuild(indexer)
+            _rebuild(indexer, progress)
             rebuilt = True
     after = _inspect(indexer)
     remaining = _all_paths(after)
@@ -185,7 +189,7 @@ def _all_paths(found: _Findings) -> tuple[str, ...]:
     return tuple(sorted({p for paths in found.problems.values() for p in paths}))
 
 
-def _inspect(indexer: Indexer) -> _Findings:
+def _inspect(indexer: Indexer, progress: ProgressCallback | None = None) -> _Findings:
     store, index, config = indexer.store, indexer.index, indexer.config
     # Damaged pages can hide from the queries below (a search touches few pages); this reads them all.
     check = _read(index.integrity_problems)
@@ -198,7 +202,9 @@ def _inspect(indexer: Indexer) -> _Findings:
     for path in sorted(set(states) | set(expected_chunks)):
         if path not in scanned:
             problems["orphaned"].append(path)
-    for path, stat in sorted(scanned.items()):
+    for done, (path, stat) in enumerate(sorted(scanned.items()), 1):
+        if progress is not None:
+            progress(ProgressEvent("verify", done - 1, len(scanned), "files"))
         try:
             raw = store.read_bytes(path)
         except (OSError, MemoryStoreError) as exc:
@@ -225,6 +231,8 @@ def _inspect(indexer: Indexer) -> _Findings:
         if path in scanned and path not in problems["chunk_mismatch"]:
             problems["chunk_mismatch"].append(path)
     chunks = sum(len(v) for v in expected_chunks.values())
+    if progress is not None:
+        progress(ProgressEvent("verify", len(scanned), len(scanned), "files"))
     return _Findings(
         files=len(scanned),
         indexed=len(states),
@@ -242,8 +250,8 @@ def _read(check: Callable[[], T]) -> T:
         raise index_error(exc, "index read failed") from exc
 
 
-def _rebuild(indexer: Indexer) -> None:
+def _rebuild(indexer: Indexer, progress: ProgressCallback | None = None) -> None:
     try:
-        indexer.rebuild()
+        indexer.rebuild(progress=progress)
     except OSError as exc:
         raise MemoryIndexError(f"cannot rebuild index {indexer.index.path}: {exc}") from exc

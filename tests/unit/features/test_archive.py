@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import re
@@ -12,7 +13,12 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.features.archive import ArchiveError, export_archive, import_archive
+from langchain_md_memory.features.archive import (
+    ArchiveError,
+    ArchiveTargetNotEmptyError,
+    export_archive,
+    import_archive,
+)
 
 FILES = {
     "MEMORY.md": "# Profile\n\n- 单只个股不超过总仓位 5%\n- Retire at 55\n".encode(),
@@ -270,6 +276,33 @@ def test_corrupt_archive_is_refused_cleanly(tmp_path: Path) -> None:
     with pytest.raises(ArchiveError, match="Cannot read the archive"):
         import_archive(archive, tmp_path / "memory")
     assert _tree(tmp_path) == before
+
+
+def test_a_refused_import_creates_no_folder_on_the_way_to_the_target(tmp_path: Path) -> None:
+    archive = tmp_path / "broken.tar.gz"
+    archive.write_bytes(b"\x1f\x8b not really gzip")
+    before = _tree(tmp_path)
+    with pytest.raises(ArchiveError):
+        import_archive(archive, tmp_path / "new" / "deeper" / "memory")
+    assert _tree(tmp_path) == before  # neither new/ nor new/deeper/ was left behind
+
+
+def test_a_file_that_is_no_archive_gets_a_whole_one_line_message(tmp_path: Path) -> None:
+    archive = tmp_path / "notes.tar.gz"  # gzip-compressed text: tarfile lists each format it tried
+    archive.write_bytes(gzip.compress(b"a short note, not a tar archive\n"))
+    with pytest.raises(ArchiveError) as caught:
+        import_archive(archive, tmp_path / "memory")
+    message = str(caught.value)
+    assert message.endswith("not a tar archive (plain, gzip, bzip2 or xz)")
+    assert "\n" not in message
+
+
+def test_a_target_with_memory_names_the_keyword_that_overwrites(full_memory: MarkdownMemory,
+                                                                 tmp_path: Path) -> None:
+    archive = full_memory.export_archive(tmp_path / "m.tar.gz")
+    with pytest.raises(ArchiveTargetNotEmptyError, match=r"import with overwrite=True to replace") as caught:
+        import_archive(archive, full_memory.memory_dir)
+    assert caught.value.target == full_memory.memory_dir and "MEMORY.md" in caught.value.existing
 
 
 def test_missing_archive_is_reported_and_creates_nothing(tmp_path: Path) -> None:

@@ -341,6 +341,7 @@ async def test_dream_node_async_path_dreams(kw_memory: MarkdownMemory) -> None:
 
 def test_cli_dream_uses_the_model_spec(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from langchain_md_memory import cli
+    from langchain_md_memory.embeddings import providers
 
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         _setup(mem)
@@ -350,7 +351,7 @@ def test_cli_dream_uses_the_model_spec(memory_dir: Path, monkeypatch: pytest.Mon
         specs.append(spec)
         return RecordingModel(responses=[GOOD])
 
-    monkeypatch.setattr(cli, "chat_model", fake_chat_model)
+    monkeypatch.setattr(providers, "chat_model", fake_chat_model)  # the CLI loads it when dream runs
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(["--dir", str(memory_dir), "--embeddings", "none", "dream",
                      "--model", "openai:gpt-4o-mini", "--min-sessions", "1", "--json"], out=out, err=err)

@@ -1,0 +1,231 @@
+"""What each ``md-memory`` command does, given arguments :mod:`.main` already checked.
+
+Every command works on a :class:`~langchain_md_memory.core.MemoryCore` (the
+memory without its LangChain integrations, which the CLI never needs), so a
+search imports no retriever, graph or chat-model code. With ``--json`` each
+command prints one JSON document (``watch``: one per line), times in ISO 8601.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import textwrap
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from ..core import MemoryCore
+from ..errors import MemoryInputError
+from ..sync.indexer import SyncStats
+from ..types import MemorySearchResult, ProgressCallback
+from .parser import DREAM_MODEL_ENV
+
+__all__ = ["iso", "run"]
+
+Command = Callable[[MemoryCore, argparse.Namespace, TextIO, TextIO], int]
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO, progress: ProgressCallback | None) -> int:
+    """Open the memory at ``args.dir`` and run ``args.command`` on it; returns the exit code."""
+    if args.command == "import":
+        return _import(args, out, progress)
+    # The watcher syncs on its own thread while this one prints: no bar there.
+    with MemoryCore(args.dir, embeddings=args.embeddings,
+                    progress=None if args.command == "watch" else progress) as mem:
+        return _COMMANDS[args.command](mem, args, out, err)
+
+
+def iso(timestamp: float | None) -> str | None:
+    """A Unix time as local ISO 8601 with its UTC offset (``2026-12-03T08:15:02+01:00``)."""
+    if timestamp is None:
+        return None
+    return dt.datetime.fromtimestamp(timestamp, dt.UTC).astimezone().isoformat(timespec="seconds")
+
+
+def _dump(data: Any, out: TextIO) -> None:
+    json.dump(data, out, ensure_ascii=False, indent=2)
+    out.write("\n")
+
+
+def _hit(hit: MemorySearchResult) -> dict[str, Any]:
+    return {**hit.to_dict(), "citation": hit.citation, "updated_at": iso(hit.updated_at)}
+
+
+def _search(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    ranked = mem.search_detailed(args.query, max_results=args.k)
+    if args.json:
+        _dump({"query": args.query, "degraded": ranked.degraded, "funnel": ranked.funnel,
+               "results": [_hit(h) for h in ranked.hits]}, out)
+        return 0
+    if ranked.degraded:
+        print(f"note: {ranked.degraded}", file=err)
+    if not ranked.hits:
+        print("no results", file=out)
+        return 0
+    _print_table(ranked.hits, out)
+    return 0
+
+
+def _print_table(hits: Sequence[MemorySearchResult], out: TextIO) -> None:
+    def fmt(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    header = f"{'#':>2}  {'score':>6}  {'vector':>6}  {'keyword':>7}  {'decay':>5}  {'source':<7}  location"
+    print(header, file=out)
+    for i, h in enumerate(hits, 1):
+        print(f"{i:>2}  {h.score:>6.3f}  {fmt(h.vector_score):>6}  {fmt(h.keyword_score):>7}  "
+              f"{h.decay:>5.2f}  {h.source:<7}  {h.citation}", file=out)
+        snippet = " ".join(h.text.split())
+        print(textwrap.indent(textwrap.shorten(snippet, width=100, placeholder=" …"), "    "), file=out)
+
+
+def _get(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    text = mem.get(args.path, args.start, args.end)
+    if args.json:
+        _dump({"path": args.path, "start_line": args.start, "end_line": args.end, "text": text}, out)
+        return 0
+    out.write(text if text.endswith("\n") or not text else text + "\n")
+    return 0
+
+
+def _add(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    file = "daily" if args.daily else (args.file or "long_term")
+    path = mem.append(args.text, file=file)
+    if args.json:
+        _dump({"path": path}, out)
+    else:
+        print(f"appended to {path}", file=out)
+    return 0
+
+
+def _stats(stats: SyncStats) -> dict[str, Any]:
+    return dataclasses.asdict(stats)
+
+
+def _index(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    stats = mem.rebuild() if args.rebuild else mem.sync(force=args.force)
+    if args.json:
+        _dump(_stats(stats), out)
+        return 0
+    print(f"files {stats.files}, changed {stats.files_changed}, removed {stats.files_removed}, "
+          f"chunks +{stats.chunks_added}/-{stats.chunks_removed}, embedded {stats.embedded}, "
+          f"cached {stats.cached}, {stats.seconds:.2f}s", file=out)
+    return 0
+
+
+def _status(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    mem.sync()
+    info = mem.status()
+    info["last_sync"] = iso(info["last_sync"])
+    if args.json:
+        _dump(info, out)
+        return 0
+    for key, value in info.items():
+        if isinstance(value, dict):
+            value = "; ".join(f"{k}: {v}" for k, v in value.items()) or None
+        print(f"{key:<22} {'-' if value is None else value}", file=out)
+    return 0
+
+
+def _verify(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    report = mem.verify(repair=not args.no_repair)
+    if args.json:
+        _dump(report.to_dict(), out)
+    else:
+        print(report.summary(), file=out)
+    return 0 if report.ok else 1
+
+
+def _watch(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    def line(stats: SyncStats) -> None:
+        now = dt.datetime.now().astimezone()
+        if args.json:
+            print(json.dumps({"time": now.isoformat(timespec="seconds"), **_stats(stats)}), file=out,
+                  flush=True)
+            return
+        print(f"{now:%H:%M:%S} synced: files {stats.files}, changed {stats.files_changed}, removed "
+              f"{stats.files_removed}, chunks +{stats.chunks_added}/-{stats.chunks_removed}, "
+              f"embedded {stats.embedded}", file=out, flush=True)
+
+    if args.debounce_ms is not None and args.debounce_ms < 0:
+        raise MemoryInputError(f"--debounce-ms must be 0 or more, got {args.debounce_ms}")
+    line(mem.sync())
+    watcher = mem.start_watching(line, debounce_ms=args.debounce_ms)
+    print(f"watching {mem.memory_dir} ({watcher.backend}, debounce {watcher.debounce_s * 1000:.0f} ms); "
+          "Ctrl-C to stop", file=err if args.json else out, flush=True)
+    stop = threading.Event()
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    mem.stop_watching()
+    print(f"stopped after {watcher.sync_count} syncs", file=err if args.json else out, flush=True)
+    return 0
+
+
+def _dream(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..embeddings.providers import chat_model
+    from ..features.dream import dream
+
+    if not args.model:
+        raise MemoryInputError(f"dream needs --model (e.g. openai:gpt-4o-mini) or ${DREAM_MODEL_ENV}")
+    result = dream(mem, chat_model(args.model), force=args.force, min_sessions=args.min_sessions,
+                   min_interval=dt.timedelta(hours=args.min_interval_hours), progress=mem.progress)
+    if args.json:
+        _dump(result.to_dict(), out)
+    else:
+        print(f"{result.status}: {result.reason}", file=out)
+        if result.backup is not None:
+            print(f"previous MEMORY.md kept in {result.backup}", file=out)
+    return 0 if result.ok else 1
+
+
+def _export(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..features.archive import export_archive
+
+    path = export_archive(mem, args.path, progress=mem.progress)
+    if args.json:
+        _dump({"memory_dir": str(mem.memory_dir), "archive": str(path)}, out)
+    else:
+        print(f"exported the Markdown of {mem.memory_dir} to {path}", file=out)
+    return 0
+
+
+def _import(args: argparse.Namespace, out: TextIO, progress: ProgressCallback | None) -> int:
+    from ..config import MemoryConfig
+    from ..embeddings import resolve_embeddings
+    from ..features.archive import ArchiveTargetNotEmptyError, import_archive
+
+    config = MemoryConfig()
+    # A bad --embeddings fails here, before the archive is unpacked.
+    embedder = resolve_embeddings(args.embeddings, batch_size=config.embedding_batch_size,
+                                  timeout_s=config.embedding_timeout_s, retries=config.embedding_retries)
+    try:
+        names = import_archive(args.archive, args.dir, overwrite=args.overwrite, progress=progress)
+    except ArchiveTargetNotEmptyError as exc:
+        raise ArchiveTargetNotEmptyError(exc.target, exc.existing, how="--overwrite") from None
+    with MemoryCore(args.dir, embeddings=embedder or "none", config=config, progress=progress) as mem:
+        stats = mem.sync(force=True)
+        if args.json:
+            _dump({"archive": args.archive, "memory_dir": str(mem.memory_dir), "imported": names,
+                   **_stats(stats)}, out)
+        else:
+            print(f"imported {args.archive} into {mem.memory_dir} ({stats.files} files indexed)", file=out)
+    return 0
+
+
+_COMMANDS: dict[str, Command] = {
+    "search": _search,
+    "get": _get,
+    "add": _add,
+    "index": _index,
+    "status": _status,
+    "verify": _verify,
+    "watch": _watch,
+    "dream": _dream,
+    "export": _export,
+}

@@ -1,0 +1,142 @@
+"""Running ``md-memory``: parse, check, run one command, and turn every failure into one line.
+
+Exit codes: 0 success; 1 a command's own "not ok" (``verify --no-repair`` found
+problems, a dream failed); 2 bad input or an error (one line on stderr:
+``md-memory: error: ...``); 130 interrupted with Ctrl-C (one line; what was
+indexed so far is kept); 141 the reader of stdout went away (``| head``), silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from .parser import DIR_ENV, build_parser, memory_dir
+
+if TYPE_CHECKING:
+    from .progress import ProgressBar
+
+__all__ = ["main"]
+
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+_DEBUG_ENV = "MD_MEMORY_DEBUG"
+# Commands that may create the memory folder; the others refuse a missing one.
+_CREATING = {"add", "import"}
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the CLI; returns the exit code (see the module docstring)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version or a usage error, already printed
+        return stop.code if isinstance(stop.code, int) else 2
+    args.dir = memory_dir(args.dir)
+    bar: ProgressBar | None = None
+    try:
+        problem = _check(args)
+        if problem is not None:
+            print(f"md-memory: error: {problem}", file=err)
+            return 2
+        from .progress import ProgressBar
+
+        bar = ProgressBar.for_args(err, explicit=args.progress, json=args.json)
+        with _warnings_to(err, bar):
+            code = _run(args, out, err, bar)
+        if bar is not None:
+            bar.close()  # a sync that stopped early (the provider failed) leaves its line open
+        out.flush()
+        return code
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        print("md-memory: interrupted; the work finished so far is kept, run the command again to continue",
+              file=err)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout(out)
+        return EXIT_BROKEN_PIPE
+    except Exception as exc:
+        if bar is not None:
+            bar.close()
+        if os.environ.get(_DEBUG_ENV):
+            raise
+        print(f"md-memory: error: {one_line(exc)}", file=err)
+        return 2
+
+
+def _check(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments before anything is opened, if anything."""
+    folder = Path(args.dir).expanduser()
+    creating = args.command in _CREATING or (args.command == "index" and args.create)
+    if not folder.exists() and not creating:
+        how = "add TEXT" if args.command != "index" else "index --create"
+        return (f"no memory folder at {args.dir} (pass --dir or set ${DIR_ENV}; "
+                f"to start a new memory there: md-memory --dir {args.dir} {how})")
+    if folder.exists() and not folder.is_dir():
+        return f"{args.dir} is not a folder"
+    if args.command == "search" and not args.query.strip():
+        return "the search query is empty"
+    if args.command == "search" and args.k is not None and args.k < 1:
+        return f"-k must be at least 1, got {args.k}"
+    return None
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO, bar: ProgressBar | None) -> int:
+    from . import commands  # the heavy imports start here, after the arguments are known to be fine
+
+    return commands.run(args, out, err, bar)
+
+
+def one_line(exc: BaseException) -> str:
+    """The exception's whole message on one line (never cut), secrets scrubbed."""
+    from ..secrets import scrub
+
+    text = " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+    return scrub(text or type(exc).__name__)
+
+
+@contextlib.contextmanager
+def _warnings_to(err: TextIO, bar: ProgressBar | None) -> Iterator[None]:
+    """Show the package's logged warnings as ``md-memory: warning: ...`` lines while a command runs."""
+    handler = _WarningLine(err, bar)
+    logger = logging.getLogger("langchain_md_memory")
+    logger.addHandler(handler)
+    propagate, logger.propagate = logger.propagate, False  # not twice through Python's last resort
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+class _WarningLine(logging.Handler):
+    def __init__(self, stream: TextIO, bar: ProgressBar | None) -> None:
+        super().__init__(logging.WARNING)
+        self.stream = stream
+        self.bar = bar
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self.bar is not None:
+                self.bar.clear_line()
+            self.stream.write(f"md-memory: warning: {one_line(Exception(record.getMessage()))}\n")
+            self.stream.flush()
+        except Exception:
+            self.handleError(record)
+
+
+def _quiet_stdout(out: TextIO) -> None:
+    """After a broken pipe: point stdout at /dev/null so the exit flush does not complain."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())

@@ -1,0 +1,111 @@
+"""The arguments of ``md-memory``: global options before or after the command, plain help text.
+
+Building the parser imports only the standard library, so ``md-memory --help``
+and ``--version`` answer without loading LangChain or numpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, NoReturn
+
+from .. import __version__
+
+__all__ = ["DIR_ENV", "DREAM_MODEL_ENV", "LEGACY_DIR_ENV", "build_parser", "memory_dir"]
+
+DIR_ENV = "MD_MEMORY_DIR"
+LEGACY_DIR_ENV = "LANGCHAIN_MD_MEMORY_DIR"
+DREAM_MODEL_ENV = "LANGCHAIN_MD_MEMORY_DREAM_MODEL"
+_DEFAULT_DIR = "memory"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``md-memory: error: ...``, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"md-memory: error: {message} (see {self.prog} --help)\n")
+
+
+def memory_dir(given: str | None) -> str:
+    """The memory folder: ``--dir``, else ``$MD_MEMORY_DIR`` (or the older ``$LANGCHAIN_MD_MEMORY_DIR``),
+    else ``./memory``."""
+    return given or os.environ.get(DIR_ENV) or os.environ.get(LEGACY_DIR_ENV) or _DEFAULT_DIR
+
+
+def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    # On the subcommands the defaults are SUPPRESS, so an option given before the command is kept.
+    def default(value: Any) -> Any:
+        return value if top else argparse.SUPPRESS
+
+    group = parser.add_argument_group("global options (before or after the command)")
+    group.add_argument("--dir", default=default(None), metavar="DIR",
+                       help=f"memory folder (default: ${DIR_ENV}, else ./memory)")
+    group.add_argument("--embeddings", default=default("auto"), metavar="SPEC",
+                       help="auto, none, local, openai or openai:MODEL (default: auto)")
+    group.add_argument("--json", action="store_true", default=default(False),
+                       help="print JSON (times in ISO 8601)")
+    group.add_argument("--progress", action=argparse.BooleanOptionalAction, default=default(None),
+                       help="a progress bar on stderr while chunks are embedded "
+                            "(default: when stderr is a terminal and --json is not given)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``md-memory``."""
+    doc = sys.modules[__package__].__doc__ or "md-memory"
+    parser = _Parser(prog="md-memory", description=doc.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"md-memory {__version__}")
+    _global_options(parser, top=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        _global_options(p, top=False)
+        return p
+
+    search = command("search", "hybrid search: vector and keyword recall, merge, decay, MMR, top k")
+    search.add_argument("query")
+    search.add_argument("-k", type=int, default=None, help="number of results (default 6)")
+
+    get = command("get", "print lines of a memory file")
+    get.add_argument("path")
+    get.add_argument("--from", dest="start", type=int, default=None, help="first line (1-based)")
+    get.add_argument("--to", dest="end", type=int, default=None, help="last line (inclusive)")
+
+    add = command("add", "append text to MEMORY.md, today's log or a topic file (creates the folder)")
+    add.add_argument("text")
+    where = add.add_mutually_exclusive_group()
+    where.add_argument("--daily", action="store_true", help="append to today's YYYY-MM-DD.md")
+    where.add_argument("--file", default=None, help="a relative .md path")
+
+    index = command("index", "bring the index up to date with the Markdown now")
+    mode = index.add_mutually_exclusive_group()
+    mode.add_argument("--force", action="store_true", help="re-chunk every file")
+    mode.add_argument("--rebuild", action="store_true", help="build a fresh index file and swap it in")
+    index.add_argument("--create", action="store_true", help="create the memory folder if it is missing")
+
+    status = command("status", "files, chunks, embeddings, last sync, warnings")
+    del status
+
+    verify = command("verify", "check the index against the Markdown and repair it")
+    verify.add_argument("--no-repair", action="store_true", help="only report; exit 1 when inconsistent")
+
+    watch = command("watch", "keep the index in step with the files until Ctrl-C")
+    watch.add_argument("--debounce-ms", type=int, default=None,
+                       help="quiet time after a change before syncing (default 1500)")
+
+    dream = command("dream", "consolidate session logs into MEMORY.md with a chat model")
+    dream.add_argument("--model", default=os.environ.get(DREAM_MODEL_ENV),
+                       help=f"chat model, e.g. openai:gpt-4o-mini (default: ${DREAM_MODEL_ENV})")
+    dream.add_argument("--force", action="store_true", help="ignore the interval and session-count gates")
+    dream.add_argument("--min-sessions", type=int, default=3, help="unprocessed logs needed (default 3)")
+    dream.add_argument("--min-interval-hours", type=float, default=24.0, help="since last dream (default 24)")
+
+    export = command("export", "write the Markdown files to a .tar.gz")
+    export.add_argument("path", help="archive file, or a folder to receive memory.tar.gz")
+
+    import_ = command("import", "unpack a memory .tar.gz into the memory folder and index it")
+    import_.add_argument("archive")
+    import_.add_argument("--overwrite", action="store_true", help="replace same-named memory files")
+    return parser

@@ -1,0 +1,104 @@
+"""Giving chunks their vectors: from the embedding cache when the text was seen before, else the model.
+
+Chunks missing a vector are read a page at a time (a rowid cursor visits each
+once). Within a page the texts not in the cache go to the model ``batch_size``
+at a time, and each batch's vectors are written before the next call: an
+interrupted sync keeps every vector it paid for, and the next sync starts where
+it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ..index.base import SearchIndex
+
+__all__ = ["EmbedOutcome", "Embedder", "embed_missing", "embed_text"]
+
+
+class Embedder(Protocol):
+    """What the indexer needs from an embedding client."""
+
+    def identity(self) -> object:
+        """What the vectors depend on; ``str()`` of it is ``provider:model:dim``."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text, as an ``(n, dim)`` float32 array."""
+        ...
+
+
+@dataclass(slots=True)
+class EmbedOutcome:
+    """What :func:`embed_missing` did: texts embedded, vectors from the cache, texts left by a failure."""
+
+    embedded: int = 0
+    cached: int = 0
+    errors: int = 0
+    failure: Exception | None = None
+
+
+def embed_text(heading: str, text: str) -> str:
+    """The text sent to the embedding model for a chunk: its heading path, then the text."""
+    return f"{heading}\n\n{text}" if heading else text
+
+
+def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, batch_size: int,
+                  report: Callable[[int, int], None] | None = None) -> EmbedOutcome:
+    """Give every chunk without a vector one; ``report(done, total)`` counts chunks as they get theirs.
+
+    A provider failure stops the work (the chunks left stay keyword-only) and is
+    returned in :attr:`EmbedOutcome.failure`, not raised.
+    """
+    out = EmbedOutcome()
+    chunks, embedded = index.count_chunks()
+    total, done = max(chunks - embedded, 0), 0
+
+    def advance(n: int) -> None:
+        nonlocal done, total
+        done += n
+        total = max(total, done)  # another process may add chunks meanwhile
+        if report is not None and n:
+            report(done, total)
+
+    if report is not None and total:
+        report(0, total)
+    after = 0
+    while True:
+        pending = index.chunks_missing_vectors(batch_size * 8, after_rowid=after)
+        if not pending:
+            break
+        after = pending[-1][0]
+        cached = index.cache.lookup([p[1] for p in pending], fingerprint)
+        ready = [(p[0], cached[p[1]]) for p in pending if p[1] in cached]
+        out.cached += len(ready)
+        index.set_vectors(ready)
+        advance(len(ready))
+        # One call per distinct text: duplicates in a page share a vector.
+        rows_of: dict[str, list[int]] = {}
+        texts: dict[str, str] = {}
+        for rowid, digest, heading, text in pending:
+            if digest not in cached:
+                rows_of.setdefault(digest, []).append(rowid)
+                texts.setdefault(digest, embed_text(heading, text))
+        todo = list(rows_of)
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start:start + batch_size]
+            try:
+                vectors = embedder.embed_documents([texts[d] for d in batch])
+            except Exception as exc:  # any provider failure leaves the rest keyword-only
+                out.errors += len(todo) - start
+                out.failure = exc
+                return out
+            fresh = dict(zip(batch, vectors, strict=True))
+            index.cache.store(list(fresh.items()), fingerprint)
+            index.set_vectors([(rowid, fresh[d]) for d in batch for rowid in rows_of[d]])
+            out.embedded += len(batch)
+            advance(sum(len(rows_of[d]) for d in batch))
+    if report is not None and done < total:
+        report(total, total)  # the rest got vectors from another process meanwhile
+    return out
