@@ -63,9 +63,13 @@ def effective_weights(
     return 0.0, 1.0
 
 
-def ranking_key(hit: MemorySearchResult) -> tuple[float, str, int, str]:
-    """Sort key: score descending, then path, start line and chunk id for stable ties."""
-    return (-hit.score, hit.path, hit.start_line, hit.chunk_id)
+def ranking_key(hit: MemorySearchResult) -> tuple[float, float, float, str, int, str]:
+    """Sort key: score descending; ties by raw vector then keyword score, then path, line and id.
+
+    Calibrated evidence is 0 for every weak hit, so their raw scores keep them in order.
+    """
+    return (-hit.score, -(hit.vector_score or 0.0), -(hit.keyword_score or 0.0), hit.path, hit.start_line,
+            hit.chunk_id)
 
 
 def sort_hits(hits: Iterable[MemorySearchResult]) -> list[MemorySearchResult]:
