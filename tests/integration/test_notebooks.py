@@ -146,8 +146,8 @@ def test_five_stages_renders_the_funnel_decay_and_mmr_plots_to_png(
     text = text_of(nb)
     funnel = next(line for line in text.splitlines() if line.startswith("default "))
     assert "'vector': 24" in funnel and "'mmr_pool': 12" in funnel and "'top_k': 6" in funnel
-    # Decay at the default 30-day half-life, read from the file names: 0.5 ** (35 / 30).
-    assert "35 days  decay 0.445" in text
+    # Decay at the default 30-day half-life and 0.8 floor, from the file names: 0.8 + 0.2 * 0.5 ** (35 / 30).
+    assert "35 days  decay 0.889" in text
     assert "MMR off" in text and "of 4 near-duplicates" in text
 
 
