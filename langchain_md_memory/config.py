@@ -126,9 +126,12 @@ class MemoryConfig(_Frozen):
     embedding_batch_size: int = Field(32, ge=1)
     embedding_timeout_s: float = Field(15.0, gt=0)
     embedding_retries: int = Field(2, ge=0)
-    # Upper bound on files stat()-ed before a search to catch outside edits
-    # (~13 µs a file here); 0 turns the check off (rely on the watcher).
     stat_check_max_files: int = Field(2000, ge=0)
+    """0 turns off the walk that catches edits made outside the package when no healthy watcher runs.
+
+    Any other value turns it on: one ``os.scandir`` walk of the whole folder (about 3 µs a file).
+    It is no longer a cap: re-stat-ing only the newest files cost more than the walk and missed
+    edits to older ones. A running, healthy watcher replaces the walk."""
     # Limits on what a write may bring in and what the index reads (a search never stalls on a
     # huge file): each error names the limit it hit.
     max_write_bytes: int = Field(1_000_000, ge=1)

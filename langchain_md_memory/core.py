@@ -96,6 +96,7 @@ class MemoryCore(AsyncMemoryMethods):
         self.state = StateFile(self.store)
         """Durable bookkeeping beside the Markdown (``.md-memory/state.json``), kept when the index goes."""
         self.watcher: MemoryWatcher | None = None
+        self.indexer.watcher_healthy = lambda: self.watcher is not None and self.watcher.healthy
         self._sync_error: str | None = None
         self._closed = False
         self._lock = threading.RLock()
@@ -259,6 +260,7 @@ class MemoryCore(AsyncMemoryMethods):
             "dirty": self.indexer.dirty,
             "last_sync": self.indexer.last_sync,
             "watching": self.watching,
+            "watcher_healthy": self.watcher is not None and self.watcher.healthy,
             "watcher_syncs": None if self.watcher is None else self.watcher.sync_count,
             "watcher_error": None if self.watcher is None or self.watcher.last_error is None
             else scrub(self.watcher.last_error),

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import stat as stat_module
@@ -41,29 +42,42 @@ def scan_folder(root: Path, wanted: Callable[[str], bool], *, max_depth: int,
     return found
 
 
-def _scan_dir(directory: str, base: str, found: dict[str, tuple[int, int]], wanted: Callable[[str], bool],
-          max_depth: int, resolve: Callable[[str], Path]) -> None:
+@functools.lru_cache(maxsize=1 << 16)
+def _valid_relpath(rel: str) -> bool:
     try:
-        entries = list(os.scandir(directory))
+        normalize_relpath(rel)
+    except MemoryPathError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _is_wanted(wanted: Callable[[str], bool], rel: str) -> bool:
+    # A memory's names rarely change: a walk decides each path once, then only stats it.
+    return wanted(rel) and _valid_relpath(rel)
+
+
+def _scan_dir(directory: str, base: str, found: dict[str, tuple[int, int]], wanted: Callable[[str], bool],
+              max_depth: int, resolve: Callable[[str], Path]) -> None:
+    try:
+        with os.scandir(directory) as listing:
+            entries = list(listing)
     except OSError as exc:
         logger.debug("cannot list %s: %s", directory, exc)
         return
     for entry in entries:
-        rel = base + entry.name
-        if entry.name.startswith((".", "~", "#")) and not (wanted is is_memory_file and wanted(rel)):
+        name = entry.name
+        rel = base + name
+        if name[0] in ".~#" and not (wanted is is_memory_file and wanted(rel)):
             continue
         try:
             if entry.is_dir(follow_symlinks=False):
                 if rel.count("/") < max_depth:
                     _scan_dir(entry.path, rel + "/", found, wanted, max_depth, resolve)
                 continue
-            if not wanted(rel):
+            if name[-3:].lower() != ".md" or not _is_wanted(wanted, rel):
                 continue
-            if entry.is_symlink():
-                st = os.stat(resolve(rel))
-            else:
-                normalize_relpath(rel)
-                st = entry.stat(follow_symlinks=False)
+            st = os.stat(resolve(rel)) if entry.is_symlink() else entry.stat(follow_symlinks=False)
         except (MemoryPathError, OSError):
             logger.debug("skipping %s: outside the memory directory or malformed", rel)
             continue

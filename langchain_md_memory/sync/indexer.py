@@ -9,12 +9,12 @@ so an unchanged paragraph never costs an embedding call.
 from __future__ import annotations
 
 import hashlib
-import heapq
 import json
 import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config import MemoryConfig
@@ -90,7 +90,8 @@ class Indexer:
         self._sync_lock = threading.Lock()
         self._embed_retry_at = 0.0
         self._known: dict[str, tuple[int, int]] | None = None
-        self._recent: list[str] = []
+        self.watcher_healthy: Callable[[], bool] = lambda: False
+        """True while a file watcher reports every change (then a search stats nothing)."""
         self.last_sync: float | None = None
         self.identity_changed_from: str | None = None
         self.skipped: dict[str, str] = {}
@@ -118,12 +119,12 @@ class Indexer:
     def sync_if_needed(self) -> SyncStats | None:
         """Sync when the Markdown changed, reusing the directory walk that found it; else ``None``.
 
-        The dirty flag alone misses edits made by hand or by another process,
-        so the files' (mtime, size) are compared with what the last sync saw.
-        Up to ``stat_check_max_files`` files, one directory walk catches new,
-        changed and deleted files; a larger memory only re-stats the most
-        recently changed ``stat_check_max_files`` files (the watcher and the
-        dirty flag cover the rest).
+        Writes through the package set the dirty flag. Edits made by hand or
+        by another process are caught by a healthy file watcher (it sets the
+        flag on every event, so a search then trusts it and stats nothing) or,
+        without one, by a single directory walk comparing every file's
+        (mtime, size) with what the last sync saw. ``stat_check_max_files=0``
+        turns the walk off.
         """
         needed, scanned = self._check()
         return self._sync(False, None, scanned) if needed else None
@@ -132,13 +133,10 @@ class Indexer:
         """(sync needed, the directory walk made to decide it, if one was)."""
         if self._dirty or self._known is None:
             return True, None
-        cap = self.config.stat_check_max_files
-        if cap == 0:
+        if self.watcher_healthy() or self.config.stat_check_max_files == 0:
             return False, None
-        if len(self._known) <= cap:
-            scanned = self.store.scan()
-            return scanned != self._known, scanned
-        return any(self._known.get(path) != self.store.stat(path) for path in self._recent), None
+        scanned = self.store.scan()
+        return scanned != self._known, scanned
 
     # -- sync -----------------------------------------------------------------------
 
@@ -211,12 +209,8 @@ class Indexer:
             progress(ProgressEvent("index", len(paths), len(paths), "files"))
 
     def _remember(self, seen: dict[str, tuple[int, int]]) -> None:
-        """Keep what this sync saw, and (for memories over the stat-check cap) its newest files."""
+        """Keep what this sync saw: the next check compares a walk with it."""
         self._known = seen
-        cap = self.config.stat_check_max_files
-        self._recent = (
-            heapq.nlargest(cap, seen, key=lambda path: seen[path][0]) if len(seen) > cap else []
-        )
 
     def _reindex_file(self, path: str, force: bool, fingerprint: str | None, c: SyncStats
                       ) -> tuple[int, int] | None:

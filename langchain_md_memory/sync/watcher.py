@@ -139,6 +139,16 @@ class MemoryWatcher:
         return self._worker is not None and self._worker.is_alive()
 
     @property
+    def healthy(self) -> bool:
+        """True while both the observer and the sync worker are alive.
+
+        Watchers can die silently (an observer thread killed by an error, an
+        inotify queue gone): a dead one must not be trusted to report edits.
+        """
+        observer = self._observer
+        return self.running and observer is not None and observer.is_alive()
+
+    @property
     def pending(self) -> bool:
         """True while a change waits for its debounce or its sync is running."""
         with self._cond:

@@ -1,0 +1,95 @@
+"""How a search knows the Markdown changed: a healthy watcher is trusted, otherwise one walk finds it."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from langchain_md_memory import MarkdownMemory
+from langchain_md_memory.files.store import MarkdownStore
+
+
+def wait_for(condition, timeout_s: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return bool(condition())
+
+
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts directory walks of every store."""
+    calls: list[int] = []
+    real = MarkdownStore.scan
+
+    def counting(self: MarkdownStore, **kwargs: bool) -> dict[str, tuple[int, int]]:
+        calls.append(1)
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(MarkdownStore, "scan", counting)
+    return calls
+
+
+def _edit_by_hand(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    stamp = time.time() + 5  # a coarse clock must still see a new mtime
+    os.utime(path, (stamp, stamp))
+
+
+def test_a_healthy_watcher_is_trusted_and_a_search_walks_nothing(memory_dir: Path, walks: list[int]) -> None:
+    (memory_dir / "MEMORY.md").write_text("- Bond ladder\n", encoding="utf-8")
+    with MarkdownMemory(memory_dir, embeddings="none", config={"watch_debounce_ms": 50}, watch=True) as mem:
+        mem.search("bond")
+        assert mem.status()["watcher_healthy"] is True
+        before = len(walks)
+        for _ in range(5):
+            mem.search("bond")
+        assert len(walks) == before  # no per-search walk
+        _edit_by_hand(memory_dir / "MEMORY.md", "- Bond ladder\n- Cash buffer: six months\n")
+        # The watcher's event marks the memory changed; the next search syncs and finds the edit.
+        assert wait_for(lambda: bool(mem.search("buffer")), 5)
+
+
+def test_a_dead_watcher_is_reported_and_the_walk_takes_over(memory_dir: Path, walks: list[int]) -> None:
+    (memory_dir / "MEMORY.md").write_text("- Bond ladder\n", encoding="utf-8")
+    with MarkdownMemory(memory_dir, embeddings="none", config={"watch_debounce_ms": 50}, watch=True) as mem:
+        mem.search("bond")
+        assert mem.watcher is not None
+        observer = mem.watcher._observer  # the observer thread dies, as peers' watchers do silently
+        assert observer is not None
+        observer.stop()
+        observer.join()
+        status = mem.status()
+        assert status["watching"] is True and status["watcher_healthy"] is False
+        _edit_by_hand(memory_dir / "MEMORY.md", "- Bond ladder\n- Cash buffer: six months\n")
+        before = len(walks)
+        assert mem.search("buffer")  # found at once by the walk, no event needed
+        assert len(walks) > before
+
+
+def test_without_a_watcher_an_edit_to_any_file_is_found_whatever_the_memory_size(memory_dir: Path) -> None:
+    # The old cap re-stat-ed only the most recently changed files above it: an edit to an old
+    # file went unseen. One walk is cheaper than those re-stats and sees every file.
+    for i in range(30):
+        path = memory_dir / f"topic{i:02d}.md"
+        path.write_text(f"- note {i}\n", encoding="utf-8")
+        stamp = time.time() - 1000 + i
+        os.utime(path, (stamp, stamp))
+    with MarkdownMemory(memory_dir, embeddings="none", config={"stat_check_max_files": 10}) as mem:
+        assert mem.search("note")
+        _edit_by_hand(memory_dir / "topic00.md", "- note 0\n- the oldest file now mentions zucchini\n")
+        assert [h.path for h in mem.search("zucchini")] == ["topic00.md"]
+
+
+def test_stat_check_zero_turns_the_walk_off(memory_dir: Path, walks: list[int]) -> None:
+    (memory_dir / "MEMORY.md").write_text("- Bond ladder\n", encoding="utf-8")
+    with MarkdownMemory(memory_dir, embeddings="none", config={"stat_check_max_files": 0}) as mem:
+        mem.search("bond")
+        before = len(walks)
+        mem.search("bond")
+        assert len(walks) == before
