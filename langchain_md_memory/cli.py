@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     try:
         with MarkdownMemory(args.dir, embeddings=args.embeddings) as mem:
             return _COMMANDS[args.command](mem, args, out, err)
-    except (MemoryStoreError, ValueError, OSError) as exc:
+    except (MemoryStoreError, ValueError, OSError, ImportError) as exc:  # ImportError: --embeddings local
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"md-memory: error: {scrub(message)}", file=err)
         return 2
