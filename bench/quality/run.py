@@ -5,6 +5,7 @@ Run from the repository root::
     python -m bench.quality                               # dev set, local model, every built-in config
     python -m bench.quality --locomo path/to/locomo       # plus LoCoMo (a checkout of snap-research/locomo)
     python -m bench.quality --embeddings none --limit 20  # quick, keyword-only
+    python -m bench.quality --embeddings py:bench.embedding_candidates:wordllama  # another model
     python -m bench.quality --configs default,no-mmr --config 'tight={"min_score": 0.3}'
 
 Each memory folder is indexed once (with the default config); every config
@@ -187,7 +188,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command-line options."""
     p = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__.split("\n\n")[0])
     p.add_argument("--embeddings", default="local",
-                   help="as MarkdownMemory(embeddings=...): local (default), none, openai, ...")
+                   help="as MarkdownMemory(embeddings=...): local (default), none, openai, ...; "
+                        "or py:MODULE:FACTORY, a function returning a LangChain Embeddings")
     p.add_argument("--locomo", metavar="DIR", help="a checkout of snap-research/locomo (or its data folder)")
     p.add_argument("--dev", action=argparse.BooleanOptionalAction, default=True,
                    help="run the bilingual dev set (default: on)")
@@ -219,13 +221,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         specs = resolve_configs(names, args.config)
         locomo_sets = load_locomo(args.locomo) if args.locomo else []
         dev = load_dev(DEV_DIR) if args.dev else None
-    except (ValueError, OSError) as exc:
+        embeddings = make_embeddings(args.embeddings)
+    except (ValueError, OSError, ImportError, AttributeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for spec in specs:
         if spec.skipped:
             _log(f"config {spec.name} skipped: {spec.skipped}")
-    embeddings = make_embeddings(args.embeddings)
     model = "none (keyword-only)" if embeddings is None else embeddings.model
     results: list[DatasetResult] = []
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:

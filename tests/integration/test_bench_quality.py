@@ -16,7 +16,7 @@ from bench.quality.bm25 import BM25
 from bench.quality.configs import resolve_configs
 from bench.quality.dataset import GoldRef, MemorySet, Query
 from bench.quality.devset import DEV_DIR, load_dev
-from bench.quality.embedder import QueryCachedEmbeddings
+from bench.quality.embedder import QueryCachedEmbeddings, make_embeddings
 from bench.quality.locomo import load_locomo
 from bench.quality.metrics import Outcome, gold_ranks, recall_at_k, reciprocal_rank, summarise, top1
 from bench.quality.report import BEGIN, END
@@ -276,6 +276,52 @@ def test_configs_reopen_the_same_index_and_reuse_its_vectors(tmp_path):
         assert [o.ranks for o in outcomes] == [(1,), (1,)], name
     assert inner.texts_embedded == embedded  # no config re-embedded a document
     assert inner.queries["cat"] == inner.queries["what bike?"] == 1  # once for two hybrid configs
+
+
+def axis_factory() -> AxisEmbeddings:
+    """A ``py:`` factory for the harness: no arguments, returns an Embeddings."""
+    return AxisEmbeddings(["cat", "tea"], model="axis-for-harness")
+
+
+def nameless_factory() -> AxisEmbeddings:
+    return AxisEmbeddings(["cat"], model="with:colon")
+
+
+def not_embeddings() -> str:
+    return "not a model"
+
+
+def test_a_py_spec_runs_a_factory_and_names_the_model_it_returns():
+    emb = make_embeddings("py:tests.integration.test_bench_quality:axis_factory")
+    assert isinstance(emb, QueryCachedEmbeddings) and isinstance(emb.inner, AxisEmbeddings)
+    assert emb.model == "axis-for-harness"
+    emb.embed_query("cat")
+    emb.embed_query("cat")
+    assert emb.query_calls == 1 and emb.query_hits == 1
+    # The index fingerprint is provider:model:dim, so a name with a colon is replaced.
+    named = make_embeddings("py:tests.integration.test_bench_quality:nameless_factory")
+    assert named is not None and named.model == "tests.integration.test_bench_quality.nameless_factory"
+
+
+@pytest.mark.parametrize(("spec", "error"), [
+    ("py:tests.integration.test_bench_quality", ValueError),
+    ("py:tests.integration.test_bench_quality:not_embeddings", ValueError),
+    ("py:tests.integration.test_bench_quality:no_such_factory", AttributeError),
+    ("py:no_such_module_here:factory", ImportError),
+])
+def test_a_bad_py_spec_is_an_error_that_says_what_is_wrong(spec, error):
+    with pytest.raises(error):
+        make_embeddings(spec)
+
+
+def test_the_cli_turns_a_bad_py_spec_into_exit_2(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.quality", "--embeddings", "py:no_such_module_here:factory",
+         "--limit", "1", "--out", str(tmp_path / "q.md")],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 2 and "no_such_module_here" in done.stderr
+    assert not (tmp_path / "q.md").exists()
 
 
 def test_limited_cli_run_writes_tables_into_the_report_and_keeps_its_prose(tmp_path):

