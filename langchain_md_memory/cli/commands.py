@@ -113,7 +113,18 @@ def _index(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) 
     print(f"files {stats.files}, changed {stats.files_changed}, removed {stats.files_removed}, "
           f"chunks +{stats.chunks_added}/-{stats.chunks_removed}, embedded {stats.embedded}, "
           f"cached {stats.cached}, {stats.seconds:.2f}s", file=out)
+    _warn_if_waiting(mem, err)
     return 0
+
+
+def _warn_if_waiting(mem: MemoryCore, err: TextIO) -> None:
+    """One line when chunks are left without vectors: searches find them by keywords only."""
+    info = mem.status()
+    waiting = info.get("waiting_for_embeddings") or 0
+    if waiting:
+        why = info.get("embedding_error") or "not embedded yet"
+        print(f"md-memory: warning: {waiting} chunk(s) wait for embeddings ({why}); searches find them by "
+              "keywords only until `md-memory index` embeds them", file=err)
 
 
 def _status(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

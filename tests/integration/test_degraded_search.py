@@ -83,3 +83,18 @@ def test_a_keyword_only_search_says_so_on_the_cli(memory_dir: Path, monkeypatch:
     assert code == 0
     assert "Bond ladder" in out.getvalue()
     assert "keyword results only" in err.getvalue()
+
+
+def test_an_index_run_that_leaves_chunks_unembedded_says_so(memory_dir: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    _seed(memory_dir)
+    emb = Switchable()
+    emb.documents_down = True
+    monkeypatch.setattr(providers, "_local_client", lambda opts: EmbeddingClient(emb, provider="local",
+                                                                                  model="switchable", **opts))
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--dir", str(memory_dir), "--embeddings", "local", "index"], out=out, err=err)
+    assert code == 0  # the index is usable: keyword search works
+    last = err.getvalue().strip().splitlines()[-1]  # after the retries the library logged
+    assert last.startswith("md-memory: warning: 1 chunk(s) wait for embeddings")
+    assert "connection reset by peer" in last
