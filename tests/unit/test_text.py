@@ -48,3 +48,20 @@ def test_token_sets_of_different_chinese_texts_are_not_equal():
 def test_estimate_tokens_counts_cjk_characters_one_each():
     assert estimate_tokens("仓位规则") == 4
     assert estimate_tokens("a" * 35) == 10
+
+
+def test_the_ascii_fast_path_gives_the_terms_of_the_general_path():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from langchain_md_memory import text
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+    def same(sample: str) -> None:
+        # The general path's words, folded as _fold folds ASCII: lower case.
+        general = [m.group("word").lower() for m in text._TOKEN_RE.finditer(sample) if m.group("word")]
+        assert index_terms(sample).split() == general
+        assert query_terms(sample) == text.content_terms(list(dict.fromkeys(general)))
+
+    same()
