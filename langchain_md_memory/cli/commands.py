@@ -73,11 +73,12 @@ def _print_table(hits: Sequence[MemorySearchResult], out: TextIO) -> None:
     def fmt(x: float | None) -> str:
         return "-" if x is None else f"{x:.3f}"
 
-    header = f"{'#':>2}  {'score':>6}  {'vector':>6}  {'keyword':>7}  {'decay':>5}  {'source':<7}  location"
+    header = (f"{'#':>2}  {'score':>6}  {'vector':>6}  {'keyword':>7}  {'relev':>5}  {'decay':>5}  "
+              f"{'source':<7}  location")
     print(header, file=out)
     for i, h in enumerate(hits, 1):
         print(f"{i:>2}  {h.score:>6.3f}  {fmt(h.vector_score):>6}  {fmt(h.keyword_score):>7}  "
-              f"{h.decay:>5.2f}  {h.source:<7}  {h.citation}", file=out)
+              f"{h.relevance:>5.2f}  {h.decay:>5.2f}  {h.source:<7}  {h.citation}", file=out)
         snippet = " ".join(h.text.split())
         print(textwrap.indent(textwrap.shorten(snippet, width=100, placeholder=" …"), "    "), file=out)
 
