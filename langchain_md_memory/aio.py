@@ -27,12 +27,13 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from .config import MemoryConfig
-from .documents import DocumentMethods
+from .documents import DocumentMethods, Remembered
 from .search.pipeline import RankedResults
 from .sync.indexer import SyncStats
 from .sync.verify import VerifyReport
@@ -86,6 +87,16 @@ class AsyncMemoryMethods(DocumentMethods):
     async def aappend(self, content: str, file: str = "long_term") -> str:
         """Async twin of :meth:`append`."""
         return await asyncio.to_thread(self.append, content, file)
+
+    async def aremember(self, content: str, file: str = "long_term", *, source: str | None = None,
+                        heading: str | None = None) -> Remembered:
+        """Async twin of :meth:`remember`."""
+        return await asyncio.to_thread(self.remember, content, file, source=source, heading=heading)
+
+    async def asupersede(self, old_text: str, new_text: str, file: str = "long_term", *,
+                         source: str | None = None, today: dt.date | None = None) -> bool:
+        """Async twin of :meth:`supersede`."""
+        return await asyncio.to_thread(self.supersede, old_text, new_text, file, source=source, today=today)
 
     async def aedit(self, old_text: str, new_text: str, file: str = "long_term") -> bool:
         """Async twin of :meth:`edit`."""

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -142,6 +143,20 @@ class MemoryConfig(_Frozen):
     """Most folders a memory file may sit in below the memory folder."""
     max_name_bytes: int = Field(255, ge=8, le=255)
     """Longest file or folder name, in UTF-8 bytes (255 is what file systems allow)."""
+    # Hygiene of what the package writes (see README "Hygiene").
+    redact_writes: bool = True
+    """Replace secrets by ``[redacted: <kind>]`` in every text the memory's write methods take."""
+    redact_kinds: tuple[Literal["email", "phone", "card"], ...] = ("card",)
+    """Personal data redacted too: card numbers (Luhn-checked) by default; add ``email``, ``phone``."""
+    redact_patterns: dict[str, str] = Field(default_factory=dict)
+    """Your own patterns, ``{label: regex}``; a group named ``secret`` limits what is replaced."""
+    dedup: Literal["off", "file", "memory"] = "file"
+    """Facts already stated are not appended again: checked in the target file, in every memory file
+    (sessions excepted), or not at all."""
+    provenance: bool = True
+    """Facts the package writes for an agent (tools, flush, dream) end with ``<!-- src: ... -->``."""
+    dedup_threshold: float = Field(0.85, gt=0.0, le=1.0)
+    """Token-set Jaccard at which two facts count as the same (1.0: only equal after normalising)."""
 
     @model_validator(mode="after")
     def _check_overlap(self) -> MemoryConfig:
@@ -152,6 +167,11 @@ class MemoryConfig(_Frozen):
             )
         if self.vector_weight + self.text_weight <= 0:
             raise MemoryInputError("vector_weight + text_weight must be positive")
+        for label, regex in self.redact_patterns.items():
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise MemoryInputError(f"redact_patterns[{label!r}] is not a valid regex: {exc}") from exc
         return self
 
     def merged(self, **overrides: Any) -> MemoryConfig:

@@ -17,14 +17,35 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from .config import MemoryConfig
 from .errors import MemoryInputError, MemoryPathError
-from .files.paths import is_managed_file, is_memory_file
+from .facts import FactLine, fact_lines, normalize_fact, same_fact, supersede_in, with_provenance
+from .files.paths import SESSIONS_DIR, is_managed_file, is_memory_file
 from .files.store import MarkdownStore
+from .redaction import WriteRedactor
 
-__all__ = ["DocumentMethods"]
+__all__ = ["DocumentMethods", "Remembered"]
+
+_FENCE_PREFIXES = ("```", "~~~")
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """What :meth:`DocumentMethods.remember` did.
+
+    ``written`` fact lines went to ``path``; ``duplicates`` are the facts left out because memory
+    already states them, each with where (``MEMORY.md#L12``); ``redacted`` counts secrets replaced.
+    """
+
+    path: str
+    written: int
+    duplicates: tuple[tuple[str, str], ...] = ()
+    redacted: int = 0
 
 
 class DocumentMethods:
@@ -32,6 +53,7 @@ class DocumentMethods:
 
     store: MarkdownStore
     config: MemoryConfig
+    _write_redactor: tuple[object, WriteRedactor] | None = None
 
     def mark_changed(self) -> None:
         """Note that the Markdown changed (the memory marks its index for a sync)."""
@@ -52,17 +74,99 @@ class DocumentMethods:
         return self.store.read_lines(rel, start_line, end_line)
 
     def append(self, content: str, file: str = "long_term") -> str:
-        """Append ``content`` to a memory file; returns the file's relative path."""
+        """Append ``content`` to a memory file; returns the file's relative path.
+
+        Written as given (secrets redacted while ``redact_writes`` is on), never deduplicated:
+        :meth:`remember` is the append that checks what memory already says.
+        """
         path = self._writable(file)
         if not content or not content.strip():
             raise MemoryInputError("content is empty: give the text to remember")
+        self._check_size(content)  # first: never scan an oversized text for secrets
+        content = self.redact(content)
         self._check_size(content)
         self.store.append(path, content)
         self.mark_changed()
         return path
 
+    def remember(self, content: str, file: str = "long_term", *, source: str | None = None,
+                 heading: str | None = None) -> Remembered:
+        """Append the facts of ``content`` that memory does not already state.
+
+        Secrets are redacted first. With ``dedup`` on, each fact line equal (after normalising) or
+        near-equal (``dedup_threshold``) to a live fact of the target file (``dedup="memory"``: of
+        any memory file but session logs) is left out and reported with where it stands. ``source``
+        (see :func:`~langchain_md_memory.facts.provenance_label`) ends each written fact as a
+        ``<!-- src: ... -->`` comment; ``heading`` is written above the facts, only when some are.
+
+        Example:
+            .. code-block:: python
+
+                mem.remember("- Prefers tea")
+                done = mem.remember("- prefers TEA.")
+                assert done.written == 0 and done.duplicates == (("- prefers TEA.", "MEMORY.md#L1"),)
+        """
+        path = self._writable(file)
+        if not content or not content.strip():
+            raise MemoryInputError("content is empty: give the text to remember")
+        self._check_size(content)
+        text, redacted = self._redact_counted(content)
+        self._check_size(text)
+        source = source if self.config.provenance else None
+        with self.locked():
+            known = self._known_facts(path) if self.config.dedup != "off" else []
+            kept: list[str] = []
+            duplicates: list[tuple[str, str]] = []
+            written, fence = 0, False
+            for line in text.strip("\n").split("\n"):
+                if line.lstrip().startswith(_FENCE_PREFIXES):
+                    fence = not fence
+                if fence or not normalize_fact(line) or line.lstrip().startswith("#"):
+                    kept.append(line)
+                    continue
+                where = self._already_stated(line, known)
+                if where is not None:
+                    duplicates.append((line.strip(), where))
+                    continue
+                known.append((path, FactLine(0, line)))
+                kept.append(with_provenance(line, source) if source else line)
+                written += 1
+            if written == 0 and duplicates:
+                return Remembered(path, 0, tuple(duplicates), redacted)
+            body = "\n".join(kept).strip("\n")
+            if heading:
+                blank = "\n" if self.store.exists(path) and self.store.read_lines(path).strip() else ""
+                body = f"{blank}{heading}\n{body}"
+            self.store.append(path, body)
+        self.mark_changed()
+        return Remembered(path, written, tuple(duplicates), redacted)
+
+    def supersede(self, old_text: str, new_text: str, file: str = "long_term", *, source: str | None = None,
+                  today: dt.date | None = None) -> bool:
+        """Replace the fact holding ``old_text`` by ``new_text``, keeping the old one struck under History.
+
+        The old line(s) move to the file's ``## History`` section as ``- ~~old~~ (superseded <day>)``:
+        a person still reads what was believed and when it changed, and search no longer finds it
+        (superseded lines are not indexed). False when ``old_text`` is not in the file.
+        """
+        path = self._writable(file)
+        if not new_text.strip():
+            raise MemoryInputError("new_text is empty: give the fact that replaces the old one")
+        self._check_size(new_text)
+        new_text = self.redact(new_text)
+        self._check_size(new_text)
+        day = today or dt.date.today()
+        source = source if self.config.provenance else None
+
+        def change(current: str | None) -> str | None:
+            return None if current is None else supersede_in(current, old_text, new_text, day, source)
+
+        return self._changed(self.store.update(path, change))
+
     def edit(self, old_text: str, new_text: str, file: str = "long_term") -> bool:
         """Replace the first exact occurrence of ``old_text``; False when absent."""
+        self._check_size(new_text)
+        new_text = self.redact(new_text)
         self._check_size(new_text)
         return self._changed(self.store.edit(self._writable(file), old_text, new_text))
 
@@ -76,6 +180,8 @@ class DocumentMethods:
         For lines that ``old_text`` cannot match (e.g. bytes that are not UTF-8); ``""`` deletes them.
         """
         self._check_size(new_text)
+        new_text = self.redact(new_text)
+        self._check_size(new_text)
         old = self.store.replace_lines(self._writable(file), start_line, end_line, new_text)
         self.mark_changed()
         return old
@@ -84,12 +190,16 @@ class DocumentMethods:
         """Replace a memory file's whole content atomically; returns its relative path."""
         path = self._writable(file)
         self._check_size(content)
+        content = self.redact(content)
+        self._check_size(content)
         self.store.write(path, content)
         self.mark_changed()
         return path
 
     def update(self, file: str, fn: Callable[[str | None], str | None]) -> bool:
         """Read-modify-write one memory file under the lock; True when it was written.
+
+        Not redacted: ``fn`` sees and returns whole files, so redact what it adds with :meth:`redact`.
 
         ``fn`` gets the current text (``None`` when the file does not exist) and
         returns the new text, or ``None`` to leave it. Hidden unindexed files
@@ -123,6 +233,40 @@ class DocumentMethods:
         Re-entrant within a thread: the write methods above may be called inside it.
         """
         return self.store.locked()
+
+    def redact(self, text: str) -> str:
+        """``text`` with secrets replaced by ``[redacted: <kind>]`` (as is when ``redact_writes`` is off)."""
+        return self._redact_counted(text)[0]
+
+    def _redact_counted(self, text: str) -> tuple[str, int]:
+        if not self.config.redact_writes:
+            return text, 0
+        key = (self.config.redact_kinds, tuple(self.config.redact_patterns.items()))
+        cached = self._write_redactor
+        if cached is None or cached[0] != key:
+            cached = (key, WriteRedactor(self.config.redact_kinds, self.config.redact_patterns))
+            self._write_redactor = cached
+        return cached[1].redact_counted(text)
+
+    def _known_facts(self, path: str) -> list[tuple[str, FactLine]]:
+        """The live facts a new one is checked against: the target file's, or all memory files'."""
+        if self.config.dedup == "memory":
+            files = [f for f in self.store.list_files() if PurePosixPath(f).parts[0] != SESSIONS_DIR]
+        else:
+            files = [path]
+        found: list[tuple[str, FactLine]] = []
+        for rel in files:
+            if self.store.exists(rel):
+                found += [(rel, fact) for fact in fact_lines(self.store.read_lines(rel))]
+        return found
+
+    def _already_stated(self, line: str, known: list[tuple[str, FactLine]]) -> str | None:
+        if self.config.dedup == "off":
+            return None
+        for rel, fact in known:
+            if same_fact(line, fact.text, self.config.dedup_threshold):
+                return f"{rel}#L{fact.line}" if fact.line else f"{rel} (this update)"
+        return None
 
     def _check_size(self, text: str) -> None:
         size = len(text.encode("utf-8", "surrogatepass"))

@@ -20,6 +20,8 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime as dt
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +31,7 @@ from langchain_core.language_models import LanguageModelLike
 
 from .config import MemoryConfig
 from .core import MemoryCore
+from .documents import Remembered
 from .features.archive import export_archive, import_archive
 from .features.dream import DreamResult, dream
 from .integrations.basestore import MarkdownBaseStore
@@ -273,6 +276,24 @@ class ProjectMemory(MarkdownMemory):
         if inner is not None:
             return GLOBAL_PREFIX + self.global_memory.append(content, inner)
         return super().append(content, file)
+
+    def remember(self, content: str, file: str = "long_term", *, source: str | None = None,
+                 heading: str | None = None) -> Remembered:
+        """Append what memory does not already state; ``~global/...`` goes to the global memory."""
+        inner = split_global_path(file)
+        if inner is None:
+            return super().remember(content, file, source=source, heading=heading)
+        done = self.global_memory.remember(content, inner, source=source, heading=heading)
+        return dataclasses.replace(done, path=GLOBAL_PREFIX + done.path, duplicates=tuple(
+            (fact, GLOBAL_PREFIX + at) for fact, at in done.duplicates))
+
+    def supersede(self, old_text: str, new_text: str, file: str = "long_term", *, source: str | None = None,
+                  today: dt.date | None = None) -> bool:
+        """Replace a fact, keeping the old one as history; ``~global/...`` in the global memory."""
+        inner = split_global_path(file)
+        if inner is not None:
+            return self.global_memory.supersede(old_text, new_text, inner, source=source, today=today)
+        return super().supersede(old_text, new_text, file, source=source, today=today)
 
     def edit(self, old_text: str, new_text: str, file: str = "long_term") -> bool:
         """Replace the first exact occurrence of ``old_text``; ``~global/...`` edits the global memory."""

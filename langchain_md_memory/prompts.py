@@ -66,6 +66,9 @@ the conversation, most important first. Look for:
 Leave out: {leave_out}, greetings and small talk, and anything already in the long-term memory.
 
 Each bullet is one self-contained sentence in the language the user used. No heading, no preamble.
+When a statement contradicts something already remembered, write the new fact and end the bullet \
+with " (replaces: <the remembered wording>)", so the old fact is superseded rather than kept beside it.
+Never write passwords, API keys or other credentials.
 If there is nothing durable to save, reply with exactly {MEMORY_FLUSH_TOKEN} and nothing else."""
 
 
@@ -152,7 +155,10 @@ DEFAULT_PROMPTS = MemoryPrompts(
         "preference, a constraint or rule, a decision and its reason, a fact about the user), pass only "
         "`content`: it is appended to MEMORY.md. Use file='daily' for notes about today, or a relative "
         ".md path for a topic file. action='edit' replaces `old_text` with `content`; action='delete' "
-        "removes `old_text`. `old_text` must match the file exactly, so read it with memory_get first. "
+        "removes `old_text`. When the user changes a remembered fact, use action='supersede' with "
+        "`old_text` (the remembered wording) and `content` (the new fact): the old fact is kept as history "
+        "and no longer found. `old_text` must match the file exactly, so read it with memory_get first. "
+        "A fact already remembered is not written twice. Never store passwords or keys. "
         "Do not store transient data (tool output, search results, anything only true today)."
     ),
     flush=flush_prompt(
@@ -189,6 +195,8 @@ FINANCE_PROMPTS = MemoryPrompts(
         "tolerance, a position rule, a decision and its reason, an account fact), pass only `content`: it "
         "is appended to MEMORY.md. Use file='daily' for notes about today, or a relative .md path for a "
         "topic file. action='edit' replaces `old_text` with `content`; action='delete' removes `old_text`. "
+        "When the user changes a remembered fact, use action='supersede' with `old_text` (the remembered "
+        "wording) and `content` (the new fact). "
         "`old_text` must match the file exactly, so read it with memory_get first. Do not store quotes, "
         "prices or other transient data."
     ),

@@ -19,20 +19,31 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["DEFAULT_SECRET_ARG_NAMES", "DEFAULT_SECRET_PATTERNS", "REDACTED", "Redactor", "scrub"]
+__all__ = [
+    "DEFAULT_SECRET_ARG_NAMES",
+    "DEFAULT_SECRET_PATTERNS",
+    "LABELLED_SECRET_PATTERNS",
+    "REDACTED",
+    "URL_PASSWORD_PATTERN",
+    "Redactor",
+    "scrub",
+]
 
 REDACTED = "[REDACTED]"
 
-DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
-    r"\bsk-[A-Za-z0-9_-]{16,}",  # OpenAI-style keys, sk-proj-... included
-    r"\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key ids
-    r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",  # GitHub tokens
-    r"\bxox[abprs]-[A-Za-z0-9-]{10,}",  # Slack tokens
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-    r"(?i)\b(?:password|passwd|pwd|api[_-]?key|secret|access[_-]?token)\b\s*[:=]\s*"
-    r"(?P<secret>(?!\[REDACTED\])[^\s,;)]+)",
+LABELLED_SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("api key", r"\bsk-[A-Za-z0-9_-]{16,}"),  # OpenAI-style keys, sk-proj-... included
+    ("token", r"\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})"),
+    ("aws key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key ids
+    ("github token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+    ("slack token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+    ("private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
+    ("password", r"(?i)\b(?:password|passwd|pwd|api[_-]?key|secret|access[_-]?token)\b\s*[:=]\s*"
+                 r"(?P<secret>(?!\[REDACTED\]|\[redacted:)[^\s,;)]+)"),
 )
+"""The secret patterns with a label each (what a redaction mark in Markdown names)."""
+
+DEFAULT_SECRET_PATTERNS: tuple[str, ...] = tuple(pattern for _, pattern in LABELLED_SECRET_PATTERNS)
 """Regexes redacted everywhere in a transcript (only the group ``secret`` when a pattern has one)."""
 
 DEFAULT_SECRET_ARG_NAMES = (
@@ -107,7 +118,9 @@ def _replacer(pattern: re.Pattern[str]) -> str | Callable[[re.Match[str]], str]:
 
 
 _DEFAULT = Redactor()
-_URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@]+):(?P<secret>[^\s@/]+)@")
+URL_PASSWORD_PATTERN = r"(?<![A-Za-z0-9+.-])(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^\s:/@]+):(?P<secret>[^\s@/]+)@"
+"""A password inside a URL (``https://user:pw@host``); the group ``secret`` is the password."""
+_URL_PASSWORD = re.compile(URL_PASSWORD_PATTERN)
 
 
 def scrub(text: object) -> str:

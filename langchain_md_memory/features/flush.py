@@ -37,11 +37,12 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately, get_buffer_string
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
 from ..core import MemoryCore
 from ..errors import MemoryPathError, MemoryStoreError
+from ..facts import fact_lines, normalize_fact, provenance_label, strip_annotations
 from ..prompts import DEFAULT_PROMPTS, MEMORY_FLUSH_TOKEN
 from ..secrets import scrub
 from ..types import MEMORY_MESSAGE_IDS
@@ -58,6 +59,7 @@ __all__ = [
     "arun_memory_flush",
     "flush_action",
     "flush_prompt_messages",
+    "flush_source",
     "flush_transcript",
     "flush_update",
     "parse_flush_reply",
@@ -82,6 +84,7 @@ MEMORY_FLUSH_PROMPT = DEFAULT_PROMPTS.flush
 """Default system prompt of the flush call (the transcript follows as the human message);
 see :class:`~langchain_md_memory.prompts.MemoryPrompts` for others."""
 
+_REPLACES_RE = re.compile(r"\s*\((?:replaces|supersedes):\s*(.+?)\)\s*$", re.IGNORECASE)
 _FENCE_RE = re.compile(r"^```[\w-]*\n(.*?)\n?```$", re.DOTALL)
 _TOKEN_LINE_RE = re.compile(rf"^[\s`*_\"'.]*{MEMORY_FLUSH_TOKEN}[\s`*_\"'.]*$")
 
@@ -148,18 +151,59 @@ def _config() -> RunnableConfig:
     return {"tags": [TAG_NOSTREAM], "metadata": {"lc_source": "memory_flush"}, "run_name": "memory_flush"}
 
 
-def _write(mem: MemoryCore, content: str) -> FlushResult:
+def flush_source(messages: Sequence[BaseMessage]) -> str:
+    """The ``src:`` label of flushed facts: the graph's thread (when run in one), the last message, today."""
+    configurable = ensure_config().get("configurable") or {}
+    thread = configurable.get("thread_id")
+    last = next((m.id for m in reversed(messages) if m.id and isinstance(m, HumanMessage | AIMessage)), None)
+    return provenance_label(via="flush", thread=None if thread is None else str(thread), message=last)
+
+
+def _write(mem: MemoryCore, content: str, source: str | None = None) -> FlushResult:
     try:
-        try:
-            blank = "\n" if mem.get("daily").strip() else ""
-        except MemoryPathError:  # today's file does not exist yet
-            blank = ""
-        path = mem.append(f"{blank}{FLUSH_HEADING}\n{content}", file="daily")
+        content = _supersede_replaced(mem, content, source)
+        if not content:
+            return FlushResult(written=False)
+        done = mem.remember(content, file="daily", source=source, heading=FLUSH_HEADING)
     except (MemoryStoreError, OSError) as exc:
         logger.warning("memory flush: could not write today's file: %s", exc)
         return FlushResult(written=False, content=content, error=f"{type(exc).__name__}: {exc}")
-    logger.info("memory flush: wrote %d line(s) to %s", content.count("\n") + 1, path)
-    return FlushResult(written=True, path=path, content=content)
+    if not done.written:
+        logger.info("memory flush: every fact was already remembered (%d)", len(done.duplicates))
+        return FlushResult(written=False, content=content)
+    logger.info("memory flush: wrote %d fact(s) to %s", done.written, done.path)
+    return FlushResult(written=True, path=done.path, content=content)
+
+
+def _supersede_replaced(mem: MemoryCore, content: str, source: str | None) -> str:
+    """Facts marked ``(replaces: old)`` supersede ``old`` in MEMORY.md; the rest is returned to append.
+
+    A marked fact whose old wording is not found in MEMORY.md is appended like any other, without the mark.
+    """
+    kept = []
+    for line in content.split("\n"):
+        found = _REPLACES_RE.search(line)
+        if found is None:
+            kept.append(line)
+            continue
+        fact = line[: found.start()] + line[found.end() :]
+        old = _live_line(mem, found[1])
+        if old is None or not mem.supersede(old, fact.strip(), file="long_term", source=source):
+            kept.append(fact.rstrip())
+    return "\n".join(kept).strip()
+
+
+def _live_line(mem: MemoryCore, old: str) -> str | None:
+    """The live fact of MEMORY.md whose text holds ``old`` (compared normalised), as written."""
+    wanted = normalize_fact(old)
+    try:
+        text = mem.get("long_term")
+    except MemoryPathError:
+        return None
+    for fact in fact_lines(text):
+        if wanted and wanted in normalize_fact(fact.text):
+            return strip_annotations(fact.text).strip()
+    return None
 
 
 def _model_error(exc: Exception) -> FlushResult:
@@ -187,7 +231,7 @@ def run_memory_flush(mem: MemoryCore, model: Runnable[Any, Any], messages: Seque
     except Exception as exc:
         return _model_error(exc)
     content = _facts(reply)
-    return _write(mem, content) if content else FlushResult(written=False)
+    return _write(mem, content, flush_source(messages)) if content else FlushResult(written=False)
 
 
 async def arun_memory_flush(mem: MemoryCore, model: Runnable[Any, Any], messages: Sequence[BaseMessage], *,
@@ -198,7 +242,9 @@ async def arun_memory_flush(mem: MemoryCore, model: Runnable[Any, Any], messages
     except Exception as exc:
         return _model_error(exc)
     content = _facts(reply)
-    return await asyncio.to_thread(_write, mem, content) if content else FlushResult(written=False)
+    if not content:
+        return FlushResult(written=False)
+    return await asyncio.to_thread(_write, mem, content, flush_source(messages))
 
 
 _RUN: dict[str, Any] = {}  # sentinel of _plan: "ask the model"

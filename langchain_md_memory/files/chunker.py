@@ -25,13 +25,15 @@ import re
 from dataclasses import dataclass
 from itertools import accumulate
 
+from ..facts import hidden_lines
+
 # One CJK definition for the whole package, so chunk budgets match estimate_tokens exactly.
 from ..text import CJK_CHAR_RE, estimate_tokens
 from ..types import Chunk
 
 __all__ = ["CHUNKER_VERSION", "chunk_markdown"]
 
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 """Bumped whenever chunk boundaries change, so indexes built by an older chunker are rebuilt."""
 
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
@@ -190,7 +192,9 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     joined by ``"\\n"``, except for the pieces of a line too long for one chunk
     (each piece is its own chunk on that line). Chunks holding nothing but
     headings, blank lines or template scaffolding (``-``, ``- [ ]``, ``TODO``,
-    ``<!-- ... -->``, ``---``) are dropped. Never raises; always terminates.
+    ``<!-- ... -->``, ``---``) are dropped. Superseded text (a ``## History`` section and
+    struck-through ``~~...~~`` lines, see :mod:`langchain_md_memory.facts`) is blanked: it is
+    never indexed, and line numbers still match the file. Never raises; always terminates.
 
     Example:
         .. code-block:: python
@@ -201,6 +205,8 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     chunk_tokens = max(1, int(chunk_tokens))
     overlap_tokens = max(0, int(overlap_tokens))
     lines = _split_lines(text)
+    # Superseded facts (a History section, struck lines) stay in the file for people, out of the index.
+    lines = ["" if hidden else line for line, hidden in zip(lines, hidden_lines(lines), strict=True)]
     kinds, paths = _classify(lines)
     budget = _Budget(lines)
     units = _units(lines, kinds, budget, chunk_tokens)

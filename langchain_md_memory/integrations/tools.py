@@ -31,11 +31,14 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, Literal
 
+from langchain_core.runnables import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
 from ..core import MemoryCore
+from ..documents import Remembered
 from ..errors import MemoryPathError, MemoryStoreError
+from ..facts import provenance_label
 from ..files.paths import resolve_alias
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from ..secrets import scrub
@@ -85,15 +88,18 @@ class MemoryUpdateInput(BaseModel):
         default="",
         description="The text to append (one Markdown bullet per fact), or the replacement text for 'edit'.",
     )
-    action: Literal["append", "edit", "delete"] = Field(
-        default="append", description="'append' (default), 'edit' (old_text -> content) or 'delete'."
+    action: Literal["append", "edit", "delete", "supersede"] = Field(
+        default="append",
+        description="'append' (default), 'edit' (old_text -> content), 'delete', or 'supersede' (content "
+        "replaces the fact holding old_text, which is kept struck through under '## History').",
     )
     file: str = Field(
         default="long_term",
         description="'long_term' (MEMORY.md, default), 'daily' (today's log) or a relative .md path.",
     )
     old_text: str | None = Field(
-        default=None, description="For 'edit' and 'delete': the exact text currently in the file."
+        default=None,
+        description="For 'edit', 'delete' and 'supersede': the exact text currently in the file.",
     )
     start_line: int | None = Field(
         default=None, ge=1,
@@ -190,6 +196,27 @@ def _not_found(mem: MemoryCore, file: str, action: str) -> ToolException:
     )
 
 
+def _tool_source() -> str:
+    """Where a tool write comes from: the graph's thread (when run in one) and today's date."""
+    configurable = ensure_config().get("configurable") or {}
+    thread = configurable.get("thread_id")
+    return provenance_label(via="memory_update", thread=None if thread is None else str(thread))
+
+
+def _appended(done: Remembered) -> str:
+    parts = []
+    if done.written or not done.duplicates:
+        parts.append(f"Appended to {done.path}.")
+    if done.duplicates:
+        where = "; ".join(f"{fact!r} at {at}" for fact, at in done.duplicates)
+        lead = ("Already remembered (not added again)" if done.written
+                else "Nothing written: already remembered")
+        parts.append(f"{lead}: {where}.")
+    if done.redacted:
+        parts.append(f"{done.redacted} secret(s) were redacted before writing; never store credentials.")
+    return " ".join(parts)
+
+
 def _update(mem: MemoryCore, content: str = "", action: str = "append", file: str = "long_term",
             old_text: str | None = None, start_line: int | None = None, end_line: int | None = None) -> str:
     try:
@@ -198,8 +225,7 @@ def _update(mem: MemoryCore, content: str = "", action: str = "append", file: st
                 raise ToolException(
                     "Error: content is empty: give the text to remember, e.g. '- Prefers ETFs'."
                 )
-            path = mem.append(content, file=file)
-            return f"Appended to {path}."
+            return _appended(mem.remember(content, file=file, source=_tool_source()))
         if action in ("edit", "delete") and not old_text and start_line is not None:
             last = end_line if end_line is not None else start_line
             mem.replace_lines(file, start_line, last, content if action == "edit" else "")
@@ -224,7 +250,18 @@ def _update(mem: MemoryCore, content: str = "", action: str = "append", file: st
             if not mem.delete(old_text, file=file):
                 raise _not_found(mem, file, "delete")
             return f"Deleted the text from {_display(file)}."
-        raise ToolException(f"Error: unknown action {action!r}; use 'append', 'edit' or 'delete'.")
+        if action == "supersede":
+            if not content.strip():
+                raise ToolException(
+                    "Error: action='supersede' needs content, the fact that replaces old_text."
+                )
+            if not mem.supersede(old_text, content, file=file, source=_tool_source()):
+                raise _not_found(mem, file, "supersede")
+            return (f"Superseded in {_display(file)}: the new fact replaces the old one, which is kept "
+                    "struck through under '## History' and no longer found by memory_search.")
+        raise ToolException(
+            f"Error: unknown action {action!r}; use 'append', 'edit', 'delete' or 'supersede'."
+        )
     except ToolException:
         raise
     except (MemoryStoreError, ValueError, OSError) as exc:

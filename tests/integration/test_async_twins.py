@@ -22,6 +22,7 @@ NOT_TWINNED = {
     "as_store": "builds a BaseStore, which has aget/aput/asearch/abatch",
     "locked": "a re-entrant lock owned by the thread that takes it",
     "mark_changed": "sets a flag; never waits",
+    "redact": "pure text work; never touches the disk",
 }
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.features.flush import FLUSH_HEADING
 from langchain_md_memory.files.paths import daily_file_name
 
@@ -35,9 +36,10 @@ def test_example_agent_searches_updates_and_flushes_the_memory(tmp_path):
     assert out.index("flush: saved durable facts") < out.index("compact: summarised") < out.index("reinject:")
     assert f"search 'college fund 2030' -> {daily_file_name()}#L1-L2" in out
 
-    assert (folder / "MEMORY.md").read_text().endswith(
+    assert strip_annotations((folder / "MEMORY.md").read_text()).endswith(
         "- Keeps 10% of the portfolio in cash as a safety buffer.\n")
-    assert (folder / daily_file_name()).read_text() == (
+    assert "<!-- src: via=memory_update thread=demo " in (folder / "MEMORY.md").read_text()
+    assert strip_annotations((folder / daily_file_name()).read_text()) == (
         f"{FLUSH_HEADING}\n- College fund goal: 80k USD saved by 2030 for the daughter's tuition.\n")
     assert (folder / "index.sqlite").exists()
 

@@ -16,6 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from langchain_md_memory import MarkdownMemoryMiddleware
+from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.features.flush import FLUSH_HEADING, MEMORY_FLUSH_TOKEN
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.tools import MEMORY_TOOLS_POLICY
@@ -133,7 +134,7 @@ def test_session_context_is_read_fresh_on_every_model_call(mem):
     agent.invoke({"messages": [HumanMessage("Remember that I keep 10% in cash.")]})
     assert "- Keeps 10% in cash." not in model.prompts[0][0].content
     assert "- Keeps 10% in cash." in model.prompts[1][0].content
-    assert mem.get("MEMORY.md").endswith("- Keeps 10% in cash.\n")
+    assert strip_annotations(mem.get("MEMORY.md")).endswith("- Keeps 10% in cash.\n")
 
 
 def test_without_registered_tools_the_middleware_adds_no_tools_and_no_policy(mem):
@@ -174,7 +175,7 @@ def test_flush_listed_before_summarization_saves_the_fact_summarization_drops(me
     seen = model.prompts[0]
     assert seen[1].text.startswith("Here is a summary of the conversation to date")
     assert not any("FACT:" in m.text for m in seen)  # summarisation did drop it ...
-    assert mem.get("daily") == (  # ... after the flush saved it
+    assert strip_annotations(mem.get("daily")) == (  # ... after the flush saved it
         f"{FLUSH_HEADING}\n- Wants a 120k USD house down payment by 2028, kept out of stocks.\n"
     )
     assert "house down payment" in mem.search("house down payment 2028")[0].text

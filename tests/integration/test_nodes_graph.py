@@ -13,6 +13,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from langchain_md_memory import create_memory_flush_node, create_session_context_node
+from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.features.flush import FLUSH_HEADING
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.nodes import (
@@ -232,13 +233,13 @@ def test_flush_node_in_a_graph_flushes_once_per_compaction_cycle(mem):
     app.invoke({"messages": [HumanMessage(long)]}, thread())
     assert app.get_state(thread()).values["memory_flushed"] is True
     app.invoke({"messages": [HumanMessage("ok")]}, thread())  # still over the trigger, same cycle
-    assert mem.get("daily").count(FLUSH_HEADING) == 1
+    assert strip_annotations(mem.get("daily")).count(FLUSH_HEADING) == 1
 
     app.update_state(thread(), summarize(app.get_state(thread()).values))  # a compaction
     app.invoke({"messages": [HumanMessage("short")]}, thread())
     assert app.get_state(thread()).values["memory_flushed"] is False
     app.invoke({"messages": [HumanMessage(long)]}, thread())
-    assert mem.get("daily") == (
+    assert strip_annotations(mem.get("daily")) == (
         f"{FLUSH_HEADING}\n- Keeps 10% of the portfolio in cash.\n\n{FLUSH_HEADING}\n- Second cycle fact.\n"
     )
     assert mem.search("cash portfolio")[0].path == daily_file_name()
@@ -252,7 +253,8 @@ async def test_flush_node_runs_natively_under_ainvoke_before_a_compaction(mem):
                         ("compact", compact_over(trigger)), ("agent", echo), state=MemoryState)
     out = await app.ainvoke({"messages": [HumanMessage(long)]}, thread())
     assert out["messages"][0].additional_kwargs == {"lc_source": "summarization"}  # compacted after the flush
-    assert mem.get("daily") == f"{FLUSH_HEADING}\n- Emergency fund target: six months of expenses.\n"
+    saved = strip_annotations(mem.get("daily"))
+    assert saved == f"{FLUSH_HEADING}\n- Emergency fund target: six months of expenses.\n"
     assert "Emergency fund target" in mem.search("emergency fund")[0].text
 
 

@@ -120,7 +120,7 @@ async def test_update_ainvoke_tool_call_appends_and_returns_a_tool_message(kw_me
     assert isinstance(message, ToolMessage)
     assert (message.tool_call_id, message.status) == ("call_7", "success")
     assert message.content == "Appended to MEMORY.md."
-    assert kw_memory.get("MEMORY.md").endswith("- Keeps 10% cash.\n")
+    assert kw_memory.get("MEMORY.md").splitlines()[-1].startswith("- Keeps 10% cash. <!-- src: ")
 
 
 async def test_update_ainvoke_error_is_a_tool_message_with_error_status(tools):

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.utils import count_tokens_approximately
 
 from langchain_md_memory import FINANCE_PROMPTS, create_memory_flush_node
+from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.features.flush import (
     FLUSH_HEADING,
     MEMORY_FLUSH_PROMPT,
@@ -109,7 +110,7 @@ def test_run_memory_flush_appends_the_bullets_under_the_heading_to_todays_file(k
     result = run_memory_flush(kw_memory, model, conversation())
     assert (result.written, result.path, result.error) == (True, daily_file_name(), None)
     assert result.content == FACTS
-    assert kw_memory.get("daily") == f"{FLUSH_HEADING}\n{FACTS}\n"
+    assert strip_annotations(kw_memory.get("daily")) == f"{FLUSH_HEADING}\n{FACTS}\n"
     system, human = model.prompts[0]
     assert system.content == MEMORY_FLUSH_PROMPT
     assert "retire at 55" in human.content
@@ -118,7 +119,7 @@ def test_run_memory_flush_appends_the_bullets_under_the_heading_to_todays_file(k
 def test_second_flush_is_separated_by_a_blank_line(kw_memory):
     kw_memory.append("# Today", file="daily")
     run_memory_flush(kw_memory, RecordingModel(responses=[FACTS]), conversation())
-    assert kw_memory.get("daily") == f"# Today\n\n{FLUSH_HEADING}\n{FACTS}\n"
+    assert strip_annotations(kw_memory.get("daily")) == f"# Today\n\n{FLUSH_HEADING}\n{FACTS}\n"
 
 
 def test_flushed_fact_is_searchable_at_once(kw_memory):
@@ -163,7 +164,8 @@ def test_flush_node_writes_once_per_cycle_and_resets_after_compaction(kw_memory)
     assert node({"messages": messages, "memory_flushed": False}) == {"memory_flushed": True}
 
     assert len(model.prompts) == 2
-    assert kw_memory.get("daily") == f"{FLUSH_HEADING}\n{FACTS}\n\n{FLUSH_HEADING}\n- Keeps 10% in cash.\n"
+    saved = strip_annotations(kw_memory.get("daily"))
+    assert saved == f"{FLUSH_HEADING}\n{FACTS}\n\n{FLUSH_HEADING}\n- Keeps 10% in cash.\n"
 
 
 def test_flush_node_after_a_model_error_leaves_the_flag_unset_so_it_retries(kw_memory):

@@ -13,6 +13,7 @@ from langchain_md_memory import (
     MemoryIndexError,
     create_memory_tools,
 )
+from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.tools import MemorySearchInput, MemoryUpdateInput
 
@@ -146,20 +147,21 @@ def test_invalid_arguments_come_back_as_an_error_string_not_an_exception(tools):
 def test_update_with_only_content_appends_to_memory_md(mem, tools):
     out = tools[2].invoke({"content": "- Keeps 10% of the portfolio in cash."})
     assert out == "Appended to MEMORY.md."
-    assert mem.get("MEMORY.md").endswith("- Keeps 10% of the portfolio in cash.\n")
+    last = mem.get("MEMORY.md").splitlines()[-1]
+    assert last.startswith("- Keeps 10% of the portfolio in cash. <!-- src: via=memory_update ")
 
 
 def test_update_appended_fact_is_searchable_at_once(tools):
     tools[2].invoke({"content": "- Emergency fund: six months of expenses."})
     out = tools[0].invoke({"query": "emergency fund"})
     assert out.startswith("[1] MEMORY.md#L1-L6 (score 1.00)")
-    assert out.endswith("- Emergency fund: six months of expenses.")
+    assert out.splitlines()[-1].startswith("- Emergency fund: six months of expenses. <!-- src: ")
 
 
 def test_update_daily_appends_to_todays_file(mem, tools):
     out = tools[2].invoke({"content": "- Reviewed bonds", "file": "daily"})
     assert out == f"Appended to {daily_file_name()}."
-    assert mem.get("daily") == "- Reviewed bonds\n"
+    assert strip_annotations(mem.get("daily")) == "- Reviewed bonds\n"
 
 
 def test_update_edit_replaces_old_text(mem, tools):

@@ -1,0 +1,245 @@
+"""Facts as lines of Markdown: which lines are live, when two say the same, where each came from.
+
+The package keeps its hygiene in the Markdown itself, where a person can read and edit it:
+
+- a fact is a non-blank, non-heading line outside code fences;
+- a fact is *superseded* when it is struck through (``- ~~Retire at 65~~ (superseded 2026-12-03)``)
+  or sits under a ``History`` heading; superseded lines are kept for the record and never indexed;
+- a fact may end with ``<!-- src: thread=abc msg=xyz 2026-12-03 -->`` (where it came from) and
+  ``<!-- expires: 2027-01-31 -->`` (the last day it holds); both are plain HTML comments, so a
+  renderer hides them and an editor keeps them;
+- two facts are the same when they are equal after normalising (NFKC, case, whitespace, list
+  markers, trailing punctuation, those comments), or when their CJK-aware token sets overlap at
+  least a Jaccard threshold while holding the same numbers and the same negations (so
+  "retire at 65" never swallows "retire at 67").
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.facts import normalize_fact, parse_provenance, same_fact
+
+        assert normalize_fact("- [ ] Prefers  TEA. <!-- src: thread=t1 -->") == "prefers tea"
+        assert same_fact("* prefers tea", "Prefers tea!")
+        assert not same_fact("- Retire at 65", "- Retire at 67")
+        assert parse_provenance("- Tea <!-- src: thread=t1 2026-12-03 -->") == ("thread=t1 2026-12-03",)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .text import normalize_text, token_set
+
+__all__ = [
+    "FactLine",
+    "expired",
+    "fact_lines",
+    "hidden_lines",
+    "normalize_fact",
+    "parse_provenance",
+    "provenance_label",
+    "same_fact",
+    "strip_annotations",
+    "supersede_in",
+    "with_provenance",
+]
+
+_SRC_RE = re.compile(r"<!--\s*src:\s*(.*?)\s*-->")
+_EXPIRES_RE = re.compile(r"<!--\s*expires:\s*(\d{4}-\d{2}-\d{2})\s*-->")
+_ANNOTATION_RE = re.compile(r"[ \t]*<!--[ \t]*(?:src|expires):[^\n]*?-->")
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+_FENCE_RE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})")
+_MARKER_RE = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\[[ xX]?\]\s+)?")
+_STRUCK_RE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?~~\S.*?~~")
+_TRAILING_PUNCT_RE = re.compile(r"[\s.;,!。；，！]+$")
+_NEGATIONS = frozenset({"not", "no", "never", "dont", "don", "doesn", "isn", "won", "cannot", "without",
+                        "不", "没", "别", "无", "非"})
+HISTORY_TITLES = frozenset({"history", "superseded", "历史"})
+"""Heading titles whose sections hold superseded facts (compared case-insensitively)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FactLine:
+    """A live fact: its 1-based line number and the line as written."""
+
+    line: int
+    text: str
+
+
+def strip_annotations(line: str) -> str:
+    """``line`` (or a whole text, line by line) without its ``src:`` and ``expires:`` comments."""
+    return _ANNOTATION_RE.sub("", line)
+
+
+def normalize_fact(line: str) -> str:
+    """The comparable form of a fact: NFKC, no annotations or list marker, folded case and spacing."""
+    text = _MARKER_RE.sub("", strip_annotations(normalize_text(line)))
+    text = " ".join(text.split()).casefold()
+    return _TRAILING_PUNCT_RE.sub("", text)
+
+
+def same_fact(a: str, b: str, threshold: float = 0.85) -> bool:
+    """True when facts ``a`` and ``b`` say the same thing (see the module docstring)."""
+    na, nb = normalize_fact(a), normalize_fact(b)
+    if not na or not nb:
+        return False
+    if na == nb:
+        return True
+    if threshold >= 1.0:
+        return False
+    ta, tb = token_set(na), token_set(nb)
+    if not ta or not tb:
+        return False
+    if {t for t in ta if any(c.isdigit() for c in t)} != {t for t in tb if any(c.isdigit() for c in t)}:
+        return False
+    if _negations(ta, na) != _negations(tb, nb):
+        return False
+    return len(ta & tb) / len(ta | tb) >= threshold
+
+
+def _negations(tokens: frozenset[str], text: str) -> frozenset[str]:
+    found = {t for t in tokens if t in _NEGATIONS}
+    found |= {ch for ch in text if ch in _NEGATIONS}
+    if "n't" in text or "n’t" in text:
+        found.add("n't")
+    return frozenset(found)
+
+
+def hidden_lines(lines: list[str]) -> list[bool]:
+    """Per line: True for superseded text (a ``History`` section, heading included, or a struck line)."""
+    hidden: list[bool] = []
+    history_level: int | None = None
+    fence = False
+    for line in lines:
+        if _FENCE_RE.match(line):
+            fence = not fence
+        heading = None if fence else _HEADING_RE.match(line)
+        if heading is not None:
+            level = len(heading[1])
+            if history_level is not None and level <= history_level:
+                history_level = None
+            if history_level is None and (heading[2] or "").strip().casefold() in HISTORY_TITLES:
+                history_level = level
+        hidden.append(history_level is not None or (not fence and _STRUCK_RE.match(line) is not None))
+    return hidden
+
+
+def fact_lines(text: str) -> Iterator[FactLine]:
+    """The live facts of a Markdown text: not blank, a heading, fenced code, or superseded."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    hidden = hidden_lines(lines)
+    fence = False
+    for number, (line, gone) in enumerate(zip(lines, hidden, strict=True), start=1):
+        if _FENCE_RE.match(line):
+            fence = not fence
+            continue
+        if fence or gone or not line.strip() or _HEADING_RE.match(line):
+            continue
+        if normalize_fact(line):
+            yield FactLine(number, line)
+
+
+def with_provenance(line: str, source: str) -> str:
+    """``line`` ending in ``<!-- src: <source> -->`` (unchanged when it already names a source)."""
+    if not line.strip() or _SRC_RE.search(line):
+        return line
+    return f"{line.rstrip()} <!-- src: {source} -->"
+
+
+def provenance_label(*, thread: str | None = None, message: str | None = None,
+                     session: str | None = None, via: str | None = None,
+                     when: dt.date | None = None) -> str:
+    """The body of a ``src:`` comment: ``thread=abc msg=xyz 2026-12-03`` (only the parts given)."""
+    parts = [f"{key}={_safe(value)}" for key, value in
+             (("via", via), ("thread", thread), ("msg", message), ("session", session)) if value]
+    parts.append((when or dt.datetime.now(dt.UTC).date()).isoformat())
+    return " ".join(parts)
+
+
+def _safe(value: str) -> str:
+    # A comment must stay one comment on one line: no "--", no whitespace, no ">".
+    return re.sub(r"[\s>]+", "_", str(value)).replace("--", "-")[:80]
+
+
+def parse_provenance(text: str) -> tuple[str, ...]:
+    """Every ``src:`` comment body in ``text``, in order, without repeats."""
+    return tuple(dict.fromkeys(m[1] for m in _SRC_RE.finditer(text) if m[1]))
+
+
+def expired(line: str, today: dt.date) -> bool:
+    """True when ``line`` carries ``<!-- expires: YYYY-MM-DD -->`` and that day has passed."""
+    found = _EXPIRES_RE.search(line)
+    if found is None:
+        return False
+    try:
+        return dt.date.fromisoformat(found[1]) < today
+    except ValueError:
+        return False
+
+
+def supersede_in(text: str, old_text: str, new_text: str, day: dt.date,
+                 source: str | None = None) -> str | None:
+    """``text`` with the lines holding ``old_text`` replaced by ``new_text`` and kept, struck, under History.
+
+    The old lines go to the end of the first ``## History`` section (created at the end of the file
+    when there is none) as ``- ~~old~~ (superseded <day>)``, keeping their ``src:`` comment. A list
+    marker of the old line is given to ``new_text`` when it has none. ``None`` when ``old_text`` is
+    not in ``text`` (or is blank).
+    """
+    at = text.find(old_text)
+    if not old_text.strip() or at < 0:
+        return None
+    ends_with_newline = text.endswith("\n")
+    lines = (text[:-1] if ends_with_newline else text).split("\n")
+    first = text.count("\n", 0, at)
+    last = min(text.count("\n", 0, at + len(old_text.rstrip("\n"))), len(lines) - 1)
+    old_lines = lines[first : last + 1]
+    new_lines = new_text.strip("\n").split("\n")
+    marker = _MARKER_RE.match(old_lines[0])
+    if marker is not None and _MARKER_RE.match(new_lines[0]) is None:
+        new_lines[0] = marker[0] + new_lines[0].lstrip()
+    if source:
+        new_lines = [with_provenance(line, source) for line in new_lines]
+    entries = [_history_entry(line, day) for line in old_lines if normalize_fact(line)]
+    lines[first : last + 1] = new_lines
+    _add_history(lines, entries)
+    return "\n".join(lines) + ("\n" if ends_with_newline else "")
+
+
+def _history_entry(line: str, day: dt.date) -> str:
+    body = _MARKER_RE.sub("", strip_annotations(line)).strip().replace("~~", "~")
+    sources = "".join(f" <!-- src: {src} -->" for src in parse_provenance(line))
+    return f"- ~~{body}~~ (superseded {day.isoformat()}){sources}"
+
+
+def _add_history(lines: list[str], entries: list[str]) -> None:
+    if not entries:
+        return
+    fence = False
+    start: tuple[int, int] | None = None
+    for i, line in enumerate(lines):
+        if _FENCE_RE.match(line):
+            fence = not fence
+        heading = None if fence else _HEADING_RE.match(line)
+        if heading is None:
+            continue
+        level = len(heading[1])
+        if start is not None and level <= start[1]:
+            end = i
+            while end - 1 > start[0] and not lines[end - 1].strip():
+                end -= 1
+            lines[end:end] = entries
+            return
+        if start is None and (heading[2] or "").strip().casefold() in HISTORY_TITLES:
+            start = (i, level)
+    if start is None:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        lines.extend(["", "## History", *entries])
+        return
+    while len(lines) - 1 > start[0] and not lines[-1].strip():
+        lines.pop()
+    lines.extend(entries)

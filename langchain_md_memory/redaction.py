@@ -1,0 +1,140 @@
+"""Secrets out of the Markdown the package writes, each replaced by a visible mark.
+
+A :class:`WriteRedactor` replaces what the transcripts module treats as a secret
+(API keys, bearer tokens, AWS and GitHub keys, private keys, ``password=...``
+assignments, passwords inside URLs) plus, when asked, e-mail addresses, phone
+numbers and payment-card numbers (the last only when the digits pass the Luhn
+check, so an order number is left alone), plus patterns of your own. Each
+redacted span becomes ``[redacted: <label>]``, so a person reading the file sees
+that something was there and what kind of thing it was.
+
+The memory applies it to every write of its text methods while
+``MemoryConfig.redact_writes`` is on (the default); see :mod:`langchain_md_memory.documents`.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.redaction import WriteRedactor
+
+        r = WriteRedactor(kinds=("card",))
+        assert r.redact("key sk-abcdefghijklmnopqrstu") == "key [redacted: api key]"
+        assert r.redact("card 4111 1111 1111 1111") == "card [redacted: card number]"
+        assert r.redact("order 1234 5678 9012 3456") == "order 1234 5678 9012 3456"  # not Luhn-valid
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from .secrets import LABELLED_SECRET_PATTERNS, URL_PASSWORD_PATTERN
+
+__all__ = ["OPTIONAL_PATTERNS", "WriteRedactor", "luhn_valid", "redaction_mark"]
+
+OPTIONAL_PATTERNS: dict[str, tuple[str, str]] = {
+    "email": ("e-mail", r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"),
+    "card": ("card number", r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])"),
+    "phone": ("phone", r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?"
+                       r"\d{2,4}(?:[ .-]?\d{2,4}){2,4}(?!\w)"),
+}
+"""Built-in personal data by kind: ``email``, ``card`` (Luhn-checked), ``phone``; each ``(label, regex)``."""
+
+_MARK_RE = re.compile(r"\[redacted: [^\]\n]{1,40}\]")
+
+
+def redaction_mark(label: str) -> str:
+    """The text a redacted span becomes: ``[redacted: <label>]``."""
+    return f"[redacted: {label}]"
+
+
+def luhn_valid(digits: str) -> bool:
+    """True when the digits of ``digits`` (other characters ignored) pass the Luhn checksum."""
+    numbers = [int(ch) for ch in digits if ch.isdigit()]
+    if len(numbers) < 13:
+        return False
+    total = 0
+    for i, n in enumerate(reversed(numbers)):
+        if i % 2:
+            n *= 2
+            if n > 9:
+                n -= 9
+        total += n
+    return total % 10 == 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    label: str
+    pattern: re.Pattern[str]
+    check: Callable[[str], bool] | None = None
+
+
+def _phone_like(text: str) -> bool:
+    digits = sum(ch.isdigit() for ch in text)
+    # Dates (2026-12-03) and times are digit groups too; a phone number has at least 9 digits.
+    return 9 <= digits <= 15
+
+
+class WriteRedactor:
+    """Replaces secrets (and optional personal data) with ``[redacted: <label>]`` marks.
+
+    Args:
+        kinds: built-in optional kinds to redact as well: ``"email"``, ``"phone"``, ``"card"``.
+        patterns: extra patterns as ``{label: regex}``; a regex with a group named ``secret``
+            redacts only that group (the label before it stays readable).
+
+    Redacting twice changes nothing: marks are never matched again.
+    """
+
+    def __init__(self, kinds: Iterable[str] = (), patterns: Mapping[str, str] | None = None) -> None:
+        rules = [_Rule(label, re.compile(p)) for label, p in LABELLED_SECRET_PATTERNS]
+        rules.append(_Rule("password", re.compile(URL_PASSWORD_PATTERN)))
+        chosen = set(kinds)
+        unknown = chosen - OPTIONAL_PATTERNS.keys()
+        if unknown:
+            raise ValueError(
+                f"unknown redaction kind(s) {sorted(unknown)}; choose from {sorted(OPTIONAL_PATTERNS)}"
+            )
+        # Cards before phones: a card number would otherwise look like a long phone number.
+        for kind in ("email", "card", "phone"):
+            if kind in chosen:
+                label, regex = OPTIONAL_PATTERNS[kind]
+                check = luhn_valid if kind == "card" else _phone_like if kind == "phone" else None
+                rules.append(_Rule(label, re.compile(regex), check))
+        for label, regex in (patterns or {}).items():
+            rules.append(_Rule(label, re.compile(regex)))
+        self._rules = tuple(rules)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by its mark."""
+        return self.redact_counted(text)[0]
+
+    def redact_counted(self, text: str) -> tuple[str, int]:
+        """``text`` redacted, and how many spans were replaced."""
+        count = 0
+        for rule in self._rules:
+            def replace(match: re.Match[str], rule: _Rule = rule) -> str:
+                nonlocal count
+                if rule.check is not None and not rule.check(match[0]):
+                    return match[0]
+                if _inside_mark(match):
+                    return match[0]
+                count += 1
+                mark = redaction_mark(rule.label)
+                if "secret" in rule.pattern.groupindex and match.start("secret") >= 0:
+                    start, end = match.start("secret") - match.start(), match.end("secret") - match.start()
+                    return match[0][:start] + mark + match[0][end:]
+                return mark
+
+            text = rule.pattern.sub(replace, text)
+        return text, count
+
+
+def _inside_mark(match: re.Match[str]) -> bool:
+    """True when the match lies within an existing ``[redacted: ...]`` mark."""
+    line_start = match.string.rfind("\n", 0, match.start()) + 1
+    line_end = match.string.find("\n", match.end())
+    line = match.string[line_start : None if line_end < 0 else line_end]
+    offset = match.start() - line_start
+    return any(m.start() <= offset < m.end() for m in _MARK_RE.finditer(line))

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import datetime as dt
+
+from langchain_md_memory.facts import (
+    expired,
+    fact_lines,
+    normalize_fact,
+    parse_provenance,
+    provenance_label,
+    same_fact,
+    supersede_in,
+    with_provenance,
+)
+from langchain_md_memory.files.chunker import chunk_markdown
+
+DAY = dt.date(2026, 12, 3)
+
+
+def test_normalising_drops_markers_case_spacing_and_annotations():
+    assert normalize_fact("- [x] Prefers  TEA. <!-- src: thread=t1 2026-12-03 -->") == "prefers tea"
+    assert normalize_fact("1. Ｔｅａ！") == "tea"  # NFKC: fullwidth letters and punctuation
+
+
+def test_near_duplicates_need_the_same_numbers_and_negations():
+    assert same_fact("- User prefers green tea in the morning at work",
+                     "User prefers green tea in morning at work")
+    assert not same_fact("- Retire at 65", "- Retire at 67")
+    assert not same_fact("- Likes spicy food very much indeed", "- Does not like spicy food very much indeed")
+    assert same_fact("- 喜欢喝绿茶", "喜欢喝绿茶。")
+
+
+def test_superseded_lines_are_not_live_facts():
+    text = "- Tea\n- ~~Coffee~~ (superseded 2026-01-01)\n\n## History\n- Juice\n\n## Other\n- Water\n"
+    assert [f.text for f in fact_lines(text)] == ["- Tea", "- Water"]
+
+
+def test_supersede_moves_the_old_line_under_history_with_its_source():
+    text = "# Me\n- Retire at 65 <!-- src: thread=a 2026-01-01 -->\n- Tea\n"
+    new = supersede_in(text, "Retire at 65", "Retire at 67", DAY, "thread=b 2026-12-03")
+    assert new == ("# Me\n- Retire at 67 <!-- src: thread=b 2026-12-03 -->\n- Tea\n\n## History\n"
+                   "- ~~Retire at 65~~ (superseded 2026-12-03) <!-- src: thread=a 2026-01-01 -->\n")
+    again = supersede_in(new, "- Tea", "- Coffee", DAY)
+    assert again is not None and again.endswith("(superseded 2026-12-03)\n")
+    assert again.count("## History") == 1
+    assert supersede_in(text, "Retire at 60", "x", DAY) is None
+
+
+def test_history_is_not_indexed_and_line_numbers_still_match():
+    text = "- Retire at 67\n\n## History\n- ~~Retire at 65~~ (superseded 2026-12-03)\n\n## Food\n- Tea\n"
+    chunks = chunk_markdown(text)
+    joined = "\n".join(c.text for c in chunks)
+    assert "65" not in joined and "67" in joined and "Tea" in joined
+    assert any(c.start_line == 6 and c.text.endswith("- Tea") for c in chunks)
+
+
+def test_provenance_round_trips_through_a_comment():
+    label = provenance_label(thread="abc --> x", message="m1", when=DAY)
+    line = with_provenance("- Tea", label)
+    assert line == "- Tea <!-- src: thread=abc_-_x msg=m1 2026-12-03 -->"
+    assert with_provenance(line, "other") == line
+    assert parse_provenance(line + "\n" + line) == ("thread=abc_-_x msg=m1 2026-12-03",)
+
+
+def test_expiry_passes_the_day_after():
+    line = "- Office closed <!-- expires: 2026-12-31 -->"
+    assert not expired(line, dt.date(2026, 12, 31)) and expired(line, dt.date(2027, 1, 1))
+    assert not expired("- no date", DAY)

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from langchain_md_memory.redaction import WriteRedactor, luhn_valid
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("key sk-abcdefghijklmnopqrstu", "key [redacted: api key]"),
+    ("Authorization: Bearer abc.def.ghi.jkl", "Authorization: Bearer [redacted: token]"),
+    ("aws AKIAABCDEFGHIJKLMNOP", "aws [redacted: aws key]"),
+    ("password: hunter22", "password: [redacted: password]"),
+    ("https://bob:pw@host/x", "https://bob:[redacted: password]@host/x"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "[redacted: private key]"),
+    ("card 4111-1111-1111-1111", "card [redacted: card number]"),
+])
+def test_secrets_become_labelled_marks(text, expected):
+    assert WriteRedactor(("card",)).redact(text) == expected
+
+
+def test_digits_that_fail_luhn_are_not_a_card():
+    assert WriteRedactor(("card",)).redact("order 1234 5678 9012 3456") == "order 1234 5678 9012 3456"
+    assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
+
+
+def test_email_and_phone_only_when_asked():
+    text = "mail bob@example.com or call +1 415 555 0199 on 2026-12-03"
+    assert WriteRedactor().redact(text) == text
+    assert WriteRedactor(("email", "phone")).redact(text) == (
+        "mail [redacted: e-mail] or call [redacted: phone] on 2026-12-03")
+
+
+def test_own_patterns_with_a_secret_group_keep_their_label():
+    r = WriteRedactor(patterns={"employee id": r"emp#(?P<secret>\d{6})"})
+    assert r.redact("badge emp#123456") == "badge emp#[redacted: employee id]"
+
+
+def test_unknown_kind_is_refused_by_name():
+    with pytest.raises(ValueError, match="iban"):
+        WriteRedactor(("iban",))
+
+
+@given(st.text(alphabet=st.sampled_from(list("sk-abcdef0123456789 :=@/password4111\n")), max_size=80))
+def test_redacting_twice_changes_nothing(text):
+    r = WriteRedactor(("email", "phone", "card"))
+    once = r.redact(text)
+    assert r.redact(once) == once
