@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import sqlite3
@@ -38,6 +39,7 @@ from .files.store import MarkdownStore
 from .index.base import SearchIndex
 from .index.handle import IndexHandle
 from .index.schema import index_error
+from .search.expiry import drop_expired
 from .search.pipeline import RankedResults, Recall, rank
 from .search.retrieve import query_vector, retrieve
 from .secrets import scrub
@@ -152,6 +154,7 @@ class MemoryCore(AsyncMemoryMethods):
         self._ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
         vector, degraded = self._query_vector(query)
         recall = self._recall(query, cfg.candidate_multiplier * k, cfg, vector, degraded)
+        recall = drop_expired(recall, dt.date.today())
         ids = [r.id for r, _ in recall.vector] + [r.id for r, _ in recall.keyword]
         counts = self._access_counts(ids) if cfg.access_weight > 0 and ids else None
         ranked = rank(recall, cfg, max_results=k, access_counts=counts)

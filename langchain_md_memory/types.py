@@ -99,7 +99,8 @@ class MemorySearchResult:
     multiplier; ``decay`` the temporal-decay multiplier (1.0 for evergreen);
     ``relevance_rank`` the 1-based rank before MMR reordered the hits;
     ``relevance`` the absolute evidence in [0, 1] that ``min_score`` is
-    compared with (see :mod:`langchain_md_memory.search.relevance`).
+    compared with (see :mod:`langchain_md_memory.search.relevance`);
+    ``provenance`` the ``src:`` comments of its lines (``("thread=abc msg=xyz 2026-12-03",)``).
     """
 
     path: str
@@ -120,6 +121,8 @@ class MemorySearchResult:
     updated_at: float = 0.0
     scope: str = "project"
     relevance: float = 0.0
+    provenance: tuple[str, ...] = ()
+    """Where the hit's facts came from: the body of each ``<!-- src: ... -->`` comment in its text."""
 
     def to_dict(self) -> dict[str, Any]:
         """The hit as a plain dict (JSON-ready)."""

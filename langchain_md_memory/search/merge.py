@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import MemoryInputError
+from ..facts import parse_provenance
 from ..types import ChunkRecord, MemorySearchResult, Source
 from .fusion import FusionFunction, weighted_fusion
 
@@ -167,6 +168,7 @@ def merge_candidates(
                 chunk_id=record.id,
                 heading=record.heading,
                 updated_at=record.updated_at,
+                provenance=parse_provenance(record.text),
             )
         )
     return sort_hits(hits)

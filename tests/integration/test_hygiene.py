@@ -101,3 +101,37 @@ def test_supersede_of_unknown_text_asks_to_read_first(mem):
     update.invoke({"content": "- Retirement age: 65"})
     out = update.invoke({"action": "supersede", "old_text": "Retirement age: 60", "content": "- Age 67"})
     assert out.startswith("Error: old_text was not found") and "memory_get" in out
+
+
+def test_a_flushed_fact_shows_its_thread_in_memory_get_and_in_the_hit(mem):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from langchain_md_memory import create_memory_flush_node
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("flush", create_memory_flush_node(
+        mem, FakeListChatModel(responses=["- College fund goal: 80k by 2030"]), trigger_tokens=1))
+    graph.add_edge(START, "flush")
+    app = graph.compile()
+    app.invoke({"messages": [HumanMessage("Save 80k for college by 2030", id="m-42")]},
+               {"configurable": {"thread_id": "thread-7"}})
+    _, get, _ = create_memory_tools(mem)
+    assert "thread=thread-7 msg=m-42" in get.invoke({"path": "daily"})
+    hit = mem.search("college fund")[0]
+    assert any(src.startswith("via=flush thread=thread-7 msg=m-42 ") for src in hit.provenance)
+
+
+def test_a_persons_own_line_without_provenance_stays_valid(mem):
+    mem.store.write("MEMORY.md", "- Likes hiking\n")
+    hit = mem.search("hiking")[0]
+    assert hit.provenance == () and hit.text == "- Likes hiking"
+
+
+def test_an_expired_fact_leaves_search_results(mem):
+    mem.append("- Office closed for renovation <!-- expires: 2020-01-31 -->\n\n- Office plants need water")
+    mem.append("- Gym membership renewal <!-- expires: 2999-01-31 -->", file="gym.md")
+    texts = " ".join(hit.text for hit in mem.search("office renovation plants"))
+    assert "plants" in texts and "renovation" not in texts
+    assert "Gym" in mem.search("gym membership")[0].text
