@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..facts import strip_annotations
 from ..index.base import SearchIndex
 
 __all__ = ["EmbedOutcome", "Embedder", "embed_missing", "embed_text"]
@@ -43,7 +44,11 @@ class EmbedOutcome:
 
 
 def embed_text(heading: str, text: str) -> str:
-    """The text sent to the embedding model for a chunk: its heading path, then the text."""
+    """The text sent to the embedding model for a chunk: its heading path, then the text.
+
+    ``src:`` and ``expires:`` comments are left out: bookkeeping, not meaning.
+    """
+    text = strip_annotations(text)
     return f"{heading}\n\n{text}" if heading else text
 
 

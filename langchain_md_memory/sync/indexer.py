@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..config import MemoryConfig
 from ..embeddings.client import INDEX_TOKENIZER_VERSION
 from ..errors import IndexDamagedError, MemoryIndexError, MemoryStoreError
+from ..facts import strip_annotations
 from ..files.base import DocumentStore
 from ..files.chunker import CHUNKER_VERSION, chunk_markdown
 from ..files.paths import file_kind
@@ -301,7 +302,9 @@ class Indexer:
                 kind,
                 now,
             )
-            terms = index_terms(f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text)
+            # Provenance and expiry comments are bookkeeping: a query for "thread" must not find every fact.
+            visible = strip_annotations(chunk.text)
+            terms = index_terms(f"{chunk.heading}\n{visible}" if chunk.heading else visible)
             rows.append(ChunkRow(record, _sha256(embed_text(chunk.heading, chunk.text)), terms))
         if fingerprint is None or not rows:
             return rows

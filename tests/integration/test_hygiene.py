@@ -135,3 +135,14 @@ def test_an_expired_fact_leaves_search_results(mem):
     texts = " ".join(hit.text for hit in mem.search("office renovation plants"))
     assert "plants" in texts and "renovation" not in texts
     assert "Gym" in mem.search("gym membership")[0].text
+
+
+def test_provenance_comments_are_not_searchable_text(mem):
+    search = create_memory_tools(mem)[0]
+    update = create_memory_tools(mem)[2]
+    update.invoke({"action": "append", "content": "- Prefers green tea in the afternoon"},
+                  config={"configurable": {"thread_id": "zebra-thread"}})
+    assert "zebra-thread" in (mem.memory_dir / "MEMORY.md").read_text(encoding="utf-8")
+    assert mem.search("green tea")  # the fact is found by its words
+    assert mem.search("zebra") == []  # not by its bookkeeping
+    assert "No memory matched" in search.invoke({"query": "zebra thread src"})
