@@ -146,3 +146,13 @@ def test_provenance_comments_are_not_searchable_text(mem):
     assert mem.search("green tea")  # the fact is found by its words
     assert mem.search("zebra") == []  # not by its bookkeeping
     assert "No memory matched" in search.invoke({"query": "zebra thread src"})
+
+
+def test_a_secret_put_through_the_langgraph_store_never_reaches_disk(mem):
+    store = mem.as_store()
+    store.put(("users", "alice"), "creds", {"content": f"Deploy key {API_KEY}", "tags": [f"card {CARD}"]})
+    item = store.get(("users", "alice"), "creds")
+    assert item is not None and "[redacted: " in item.value["content"]
+    assert API_KEY not in str(item.value) and CARD not in str(item.value)
+    raw = _every_byte(mem.memory_dir)
+    assert API_KEY.encode() not in raw and CARD.encode() not in raw

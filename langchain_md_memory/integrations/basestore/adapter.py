@@ -50,7 +50,7 @@ import datetime as dt
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
     BaseStore,
@@ -210,10 +210,20 @@ class MarkdownBaseStore(BaseStore):
                 change = Change(op.key, None)
             else:
                 check_key(op.key)
-                change = Change(op.key, op.value, indexed=op.index is not False)
+                change = Change(op.key, self._redacted(op.value), indexed=op.index is not False)
             by_namespace.setdefault(tuple(op.namespace), []).append(change)
         for namespace, changes in by_namespace.items():
             self._write(namespace, changes)
+
+    def _redacted(self, value: Any) -> Any:
+        """``value`` with secrets in its strings redacted, as every other write of the memory is."""
+        if isinstance(value, str):
+            return self._memory.redact(value)
+        if isinstance(value, dict):
+            return {key: self._redacted(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self._redacted(item) for item in value]
+        return value
 
     def _write(self, namespace: tuple[str, ...], changes: list[Change]) -> None:
         now = dt.datetime.now(dt.UTC)
