@@ -80,7 +80,9 @@ You receive the current MEMORY.md and recent session logs. Reply with the comple
 Rules:
 - Output only the Markdown file: no preamble, no commentary, no code fence around it.
 - Structure it with Markdown headings (# and ##); keep every existing heading unless it is truly obsolete.
-- Keep every existing fact unless a newer session clearly corrects it; then state the corrected fact.
+- Keep every existing fact unless a newer session clearly corrects it; then state the corrected fact and
+  move the old one to a `## History` section at the end as `- ~~old fact~~ (superseded YYYY-MM-DD)`.
+- Keep `## History` and any `<!-- src: ... -->` or `<!-- expires: ... -->` comment exactly as written.
 - Add durable facts from the logs: preferences, goals, constraints, decisions, important people and dates.
 - Leave out small talk, one-off requests and anything only relevant to a single conversation.
 - Merge duplicates; write short, specific bullet points; keep the language the facts were written in.

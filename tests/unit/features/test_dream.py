@@ -373,3 +373,17 @@ def test_cli_dream_without_langchain_prints_one_line(memory_dir: Path,
     assert code == 2
     assert err.getvalue() == ("md-memory: error: loading 'anthropic:x' needs the 'langchain' package "
                               "(pip install 'langchain-md-memory[agents]')\n")
+
+
+def test_a_corrected_fact_goes_to_history_and_leaves_search(kw_memory: MarkdownMemory) -> None:
+    _setup(kw_memory)
+    _log(kw_memory, "2026-07-13-e", "# Session\n\nUser now wants to retire at 60, not 55.\n", 30)
+    corrected = CURRENT.replace("- Retire at 55", "- Retire at 60") + (
+        "\n## History\n\n- ~~Retire at 55~~ (superseded 2026-07-14)\n")
+    model = RecordingModel(responses=[corrected])
+    assert dream(kw_memory, model, min_sessions=1, now=NOW).status == "done"
+    (system, _), = model.prompts
+    assert "## History" in system.content and "superseded" in system.content  # the model is told how
+    assert "~~Retire at 55~~" in kw_memory.get("MEMORY.md")  # a person still sees what changed
+    assert [h.text for h in kw_memory.search("retire")] and all("55" not in h.text
+                                                                 for h in kw_memory.search("retire"))
