@@ -71,30 +71,35 @@ def test_a_keyword_only_search_says_so_through_the_tool(memory_dir: Path) -> Non
     assert "keyword results only" in out.split("Note:", 1)[1]
 
 
-def test_a_keyword_only_search_says_so_on_the_cli(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def local_model(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Switchable:
+    """``--embeddings local`` answered by a switchable fake (a remote model's stand-in), memory seeded."""
     _seed(memory_dir)
     emb = Switchable()
-    emb.queries_down = True
     monkeypatch.setattr(providers, "_local_client", lambda opts: EmbeddingClient(emb, provider="local",
                                                                                   model="switchable", **opts))
+    return emb
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    argv = ["--dir", str(memory_dir), "--embeddings", "local", "search", "bond ladder"]
-    code = main(argv, out=out, err=err)
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_keyword_only_search_says_so_on_the_cli(memory_dir: Path, local_model: Switchable) -> None:
+    local_model.queries_down = True
+    code, out, err = _cli("--dir", str(memory_dir), "--embeddings", "local", "search", "bond ladder")
     assert code == 0
-    assert "Bond ladder" in out.getvalue()
-    assert "keyword results only" in err.getvalue()
+    assert "Bond ladder" in out
+    assert "keyword results only" in err
 
 
 def test_an_index_run_that_leaves_chunks_unembedded_says_so(memory_dir: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    _seed(memory_dir)
-    emb = Switchable()
-    emb.documents_down = True
-    monkeypatch.setattr(providers, "_local_client", lambda opts: EmbeddingClient(emb, provider="local",
-                                                                                  model="switchable", **opts))
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["--dir", str(memory_dir), "--embeddings", "local", "index"], out=out, err=err)
+                                                             local_model: Switchable) -> None:
+    local_model.documents_down = True
+    code, _, err = _cli("--dir", str(memory_dir), "--embeddings", "local", "index")
     assert code == 0  # the index is usable: keyword search works
-    last = err.getvalue().strip().splitlines()[-1]  # after the retries the library logged
+    last = err.strip().splitlines()[-1]  # after the retries the library logged
     assert last.startswith("md-memory: warning: 1 chunk(s) wait for embeddings")
     assert "connection reset by peer" in last
