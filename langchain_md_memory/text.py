@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -105,6 +106,7 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
+@functools.lru_cache(maxsize=4096)
 def token_set(text: str) -> frozenset[str]:
     """Terms of ``text`` as a set, for Jaccard similarity (CJK-aware)."""
     return frozenset(_tokens(text, unigrams=False))
