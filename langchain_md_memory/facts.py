@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .text import normalize_text, token_set
@@ -108,15 +108,22 @@ def _negations(tokens: frozenset[str], text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def hidden_lines(lines: list[str]) -> list[bool]:
-    """Per line: True for superseded text (a ``History`` section, heading included, or a struck line)."""
-    hidden: list[bool] = []
-    history_level: int | None = None
+def _outline(lines: Sequence[str]) -> Iterator[tuple[bool, re.Match[str] | None]]:
+    """Per line: whether it is fenced code (fence lines included), and its heading match outside code."""
     fence = False
     for line in lines:
         if _FENCE_RE.match(line):
             fence = not fence
-        heading = None if fence else _HEADING_RE.match(line)
+            yield True, None
+            continue
+        yield fence, None if fence else _HEADING_RE.match(line)
+
+
+def hidden_lines(lines: list[str]) -> list[bool]:
+    """Per line: True for superseded text (a ``History`` section, heading included, or a struck line)."""
+    hidden: list[bool] = []
+    history_level: int | None = None
+    for line, (fence, heading) in zip(lines, _outline(lines), strict=True):
         if heading is not None:
             level = len(heading[1])
             if history_level is not None and level <= history_level:
@@ -130,13 +137,9 @@ def hidden_lines(lines: list[str]) -> list[bool]:
 def fact_lines(text: str) -> Iterator[FactLine]:
     """The live facts of a Markdown text: not blank, a heading, fenced code, or superseded."""
     lines = text.replace("\r\n", "\n").split("\n")
-    hidden = hidden_lines(lines)
-    fence = False
-    for number, (line, gone) in enumerate(zip(lines, hidden, strict=True), start=1):
-        if _FENCE_RE.match(line):
-            fence = not fence
-            continue
-        if fence or gone or not line.strip() or _HEADING_RE.match(line):
+    rows = zip(lines, hidden_lines(lines), _outline(lines), strict=True)
+    for number, (line, gone, (code, heading)) in enumerate(rows, start=1):
+        if code or gone or heading is not None or not line.strip():
             continue
         if normalize_fact(line):
             yield FactLine(number, line)
@@ -218,12 +221,8 @@ def _history_entry(line: str, day: dt.date) -> str:
 def _add_history(lines: list[str], entries: list[str]) -> None:
     if not entries:
         return
-    fence = False
     start: tuple[int, int] | None = None
-    for i, line in enumerate(lines):
-        if _FENCE_RE.match(line):
-            fence = not fence
-        heading = None if fence else _HEADING_RE.match(line)
+    for i, (_, heading) in enumerate(_outline(lines)):
         if heading is None:
             continue
         level = len(heading[1])
