@@ -64,7 +64,10 @@ def _run(checkout: Path, folder: Path, watch: bool, repeats: int) -> dict[str, f
     done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, cwd=folder.parent)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-800:])
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    result = dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    if not str(result.pop("package")).startswith(str(checkout)):  # another checkout would be measured
+        raise RuntimeError(f"the worker did not import the package from {checkout}")
+    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
