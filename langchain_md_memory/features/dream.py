@@ -41,7 +41,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from ..errors import MemoryStoreError
 from ..files.atomic import atomic_output
 from ..files.locks import LockFile
-from ..files.paths import LONG_TERM_FILE, SESSIONS_DIR
+from ..files.paths import HISTORY_DIR, LONG_TERM_FILE, SESSIONS_DIR
 from ..secrets import scrub
 from ..text import estimate_tokens
 from ..types import ProgressCallback, ProgressEvent
@@ -65,8 +65,6 @@ DreamStatus = Literal["done", "skipped", "busy", "invalid", "error"]
 
 DREAM_LOCK_FILE = ".dream.lock"
 """Hidden lock file in the memory folder; at most one dream runs per memory."""
-HISTORY_DIR = ".history"
-"""Hidden folder keeping previous versions of ``MEMORY.md`` as ``MEMORY-<UTC time>.md``."""
 
 # Keys of the memory's state file (not the index: deleting the index must not reset them).
 STATE_LAST_RUN = "dream_last_run"

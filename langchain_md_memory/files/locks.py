@@ -26,6 +26,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import socket
 import time
 from dataclasses import dataclass
@@ -109,7 +110,8 @@ class LockFile:
 
     def _write_holder(self) -> None:
         record = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time()}
-        temp = self._record.with_name(f"{self._record.name}.{os.getpid()}.tmp")
+        # Named like every temp file here (.<name>.<pid>.<random>.tmp): a sweep tells a dead writer's.
+        temp = self._record.with_name(f"{self._record.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:  # written whole, then renamed: a reader never sees half a record
             temp.write_text(json.dumps(record), encoding="utf-8")
             os.replace(temp, self._record)

@@ -142,6 +142,12 @@ def resolve_memory_path(root: Path, path: str) -> Path:
 STATE_DIR = ".md-memory"
 """Hidden folder for the package's durable state inside a memory folder (never indexed)."""
 
+HISTORY_DIR = ".history"
+"""Hidden folder keeping previous versions of ``MEMORY.md`` as ``MEMORY-<UTC time>.md`` (never indexed)."""
+
+OWNED_HIDDEN_DIRS = frozenset({STATE_DIR, HISTORY_DIR})
+"""Hidden folders the package writes into; a sweep of interrupted writes looks inside them too."""
+
 STATE_FILE = f"{STATE_DIR}/state.json"
 """The state file (dream's bookkeeping), relative to the memory folder; archives carry it."""
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..errors import MemoryPathError
 from .locks import pid_alive
-from .paths import STATE_DIR, is_memory_file, normalize_relpath
+from .paths import OWNED_HIDDEN_DIRS, is_memory_file, normalize_relpath
 
 __all__ = ["scan_folder", "sweep_temp_files"]
 
@@ -94,7 +94,7 @@ def sweep_temp_files(root: Path, max_age_s: float = 3600.0) -> int:
     cutoff = time.time() - max_age_s
     removed = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d == STATE_DIR or not d.startswith((".", "~", "#"))]
+        dirnames[:] = [d for d in dirnames if d in OWNED_HIDDEN_DIRS or not d.startswith((".", "~", "#"))]
         for name in filenames:
             if not (name.startswith(".") and name.endswith(".tmp")):
                 continue

@@ -5,12 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from langchain_md_memory.errors import MemoryInputError, MemoryPathError, MemoryStoreError
+from langchain_md_memory.files.paths import HISTORY_DIR
 from langchain_md_memory.files.store import LOCK_FILE, MarkdownStore
 
 TODAY = dt.date(2026, 7, 14)
@@ -382,3 +385,23 @@ def test_sweep_removes_only_stale_temp_files_of_interrupted_writes(tmp_path: Pat
     assert not stale.exists()
     assert fresh.exists() and other.exists()
     assert (tmp_path / "MEMORY.md").read_text() == "kept\n"
+
+
+def test_sweep_looks_inside_the_folders_the_package_writes_into(tmp_path: Path) -> None:
+    # A dream killed while saving its backup leaves a temp file in the hidden history folder.
+    store = MarkdownStore(tmp_path)
+    (tmp_path / HISTORY_DIR).mkdir()
+    (tmp_path / ".git").mkdir()
+    dead = _dead_pid()
+    orphan = tmp_path / HISTORY_DIR / f".MEMORY-20261203T090121Z.md.{dead}.6_u310qk.tmp"
+    foreign = tmp_path / ".git" / f".index.{dead}.ab.tmp"
+    for path in (orphan, foreign):
+        path.write_text("partial")
+    assert store.sweep_temp_files() == 1
+    assert not orphan.exists() and foreign.exists()
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
