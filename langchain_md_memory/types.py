@@ -61,7 +61,9 @@ class Chunk:
     """A piece of one Markdown file, as the chunker cut it.
 
     ``start_line`` / ``end_line`` are 1-based and inclusive; ``heading`` is the
-    heading path in effect at the chunk (``"# A > ## B"``, ``""`` for none).
+    heading path in effect at the chunk (``"# A > ## B"``, ``""`` for none);
+    ``context`` the neighbouring lines a short chunk is embedded with (``""`` for
+    a chunk long enough to mean something alone).
     """
 
     text: str
@@ -69,6 +71,7 @@ class Chunk:
     end_line: int
     heading: str
     hash: str
+    context: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,13 @@ categories 1-4 are kept (5, adversarial, has no answer in the dialogue by
 design); their ``evidence`` dia_ids are the gold turns. Conversations are sorted
 by sample id; the first five are "tuned", the rest "held-out".
 
+A second layout, ``layout="sessions"``, is what :mod:`langchain_md_memory.features.transcripts`
+writes for a conversation: one file per session, ``session_03.md``, headed
+``# Session 3 (<date and time>)``, each turn a ``## <speaker>`` section. The
+chunker gives each turn its own chunk, so a short reply ("Yes, last Tuesday")
+is a chunk that needs its neighbours to mean anything; gold is the turn's line
+span in its session file.
+
 Example:
     .. code-block:: python
 
@@ -32,13 +39,16 @@ from typing import Any
 
 from .dataset import GoldRef, MemorySet, Query
 
-__all__ = ["CATEGORIES", "TUNED_CONVERSATIONS", "load_locomo", "turn_path"]
+__all__ = ["CATEGORIES", "LAYOUTS", "TUNED_CONVERSATIONS", "load_locomo", "turn_path"]
 
 CATEGORIES = {1: "1 multi-hop", 2: "2 temporal", 3: "3 open-domain", 4: "4 single-hop"}
 """Category numbers of ``locomo10.json`` and the names commonly used for them."""
 
 TUNED_CONVERSATIONS = 5
 """Conversations 0-4 (by sample id) are "tuned" (looked at while tuning); 5-9 are "held-out"."""
+
+LAYOUTS = ("turns", "sessions")
+"""One file per dialogue turn, or one file per session with a section per turn."""
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _DIA_ID = re.compile(r"^D:?(\d+):0*(\d+)$")
@@ -102,53 +112,80 @@ def _from_zip(path: Path) -> Iterator[dict[str, Any]]:
             yield _from_flat(Path(name).stem, json.loads(archive.read(name)))
 
 
-def _turn_text(turn: Mapping[str, Any], when: str) -> str:
-    text = " ".join(str(turn.get("text", "")).split())
-    lines = [f"{turn['speaker']} ({when}): {text}"]
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _turn_lines(turn: Mapping[str, Any]) -> list[str]:
+    lines = [_one_line(turn.get("text", ""))]
     caption = turn.get("blip_caption")
     if caption:
-        lines.append(f"[image: {' '.join(str(caption).split())}]")
-    return "\n".join(lines) + "\n"
+        lines.append(f"[image: {_one_line(caption)}]")
+    return lines
 
 
-def _documents(conversation: Mapping[str, Any]) -> dict[str, str]:
-    docs: dict[str, str] = {}
+def _sessions(conversation: Mapping[str, Any]) -> Iterator[tuple[int, str, list[Mapping[str, Any]]]]:
+    """(session number, its date and time, its turns), in session order."""
+    found = []
     for key, turns in conversation.items():
         match = _SESSION_KEY.match(key)
-        if match is None or not isinstance(turns, list):
+        if match is not None and isinstance(turns, list):
+            found.append((int(match[1]), str(conversation.get(f"{key}_date_time", "")).strip(), turns))
+    yield from sorted(found, key=lambda item: item[0])
+
+
+def _documents(conversation: Mapping[str, Any], layout: str) -> tuple[dict[str, str], dict[str, GoldRef]]:
+    """The memory's files, and where each turn (by its ``turn_path``) stands in them."""
+    docs: dict[str, str] = {}
+    where: dict[str, GoldRef] = {}
+    for number, when, turns in _sessions(conversation):
+        if layout == "turns":
+            for turn in turns:
+                path = turn_path(str(turn.get("dia_id", "")))
+                if path is not None:
+                    lines = _turn_lines(turn)
+                    docs[path] = "\n".join([f"{turn['speaker']} ({when}): {lines[0]}", *lines[1:]]) + "\n"
+                    where[path] = GoldRef(path)
             continue
-        when = str(conversation.get(f"{key}_date_time", "")).strip()
+        session = f"session_{number:02d}.md"
+        lines = [f"# Session {number} ({when})"]
         for turn in turns:
             path = turn_path(str(turn.get("dia_id", "")))
+            lines += ["", f"## {turn['speaker']}", ""]
+            start = len(lines) - 1  # 1-based line of the heading just added
+            lines += _turn_lines(turn)
             if path is not None:
-                docs[path] = _turn_text(turn, when)
-    return dict(sorted(docs.items()))
+                where[path] = GoldRef(session, start, len(lines))
+        docs[session] = "\n".join(lines) + "\n"
+    return dict(sorted(docs.items())), where
 
 
 def _natural(sample_id: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", sample_id))
 
 
-def load_locomo(path: str | Path) -> list[MemorySet]:
+def load_locomo(path: str | Path, layout: str = "turns") -> list[MemorySet]:
     """One :class:`MemorySet` per conversation, sorted by sample id, split tuned / held-out."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown LoCoMo layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
     samples = sorted(_samples(Path(path)), key=lambda s: _natural(s["sample_id"]))
     sets: list[MemorySet] = []
     for position, sample in enumerate(samples):
         split = "tuned" if position < TUNED_CONVERSATIONS else "held-out"
-        docs = _documents(sample["conversation"])
+        docs, where = _documents(sample["conversation"], layout)
         queries: list[Query] = []
         dropped_refs = dropped_questions = 0
         for number, qa in enumerate(sample["qa"]):
             category = qa.get("category")
             if category not in CATEGORIES:
                 continue
-            refs: list[str] = []
+            refs: list[GoldRef] = []
             for raw in qa.get("evidence") or []:
                 for part in re.split(r"[;,\s]+", str(raw)):
-                    target = turn_path(part) if part else None
-                    if target in docs and target not in refs:
+                    target = where.get(turn_path(part) or "") if part else None
+                    if target is not None and target not in refs:
                         refs.append(target)
-                    elif part:
+                    elif part and target is None:
                         dropped_refs += 1
             if not refs:
                 dropped_questions += 1
@@ -157,10 +194,10 @@ def load_locomo(path: str | Path) -> list[MemorySet]:
                 qid=f"{sample['sample_id']}#{number}",
                 text=str(qa["question"]),
                 category=CATEGORIES[category],
-                gold=tuple((GoldRef(ref),) for ref in refs),
+                gold=tuple((ref,) for ref in refs),
                 split=split,
             ))
-        info: dict[str, object] = {"turns": len(docs), "evidence_refs_dropped": dropped_refs,
+        info: dict[str, object] = {"turns": len(where), "evidence_refs_dropped": dropped_refs,
                                    "questions_without_evidence": dropped_questions}
         sets.append(MemorySet(sample["sample_id"], docs, queries, split=split, info=info))
     return sets

@@ -37,7 +37,7 @@ from .configs import DEFAULT_CONFIGS, ConfigSpec, resolve_configs
 from .dataset import GoldRef, MemorySet, Query, write_tree
 from .devset import DEV_DIR, load_dev
 from .embedder import QueryCachedEmbeddings, make_embeddings
-from .locomo import load_locomo
+from .locomo import LAYOUTS, load_locomo
 from .metrics import Outcome, gold_ranks
 from .report import DatasetResult, render, splice, summaries
 
@@ -172,7 +172,7 @@ def _command(args: argparse.Namespace) -> str:
     """The command line, with local paths replaced by placeholders."""
     parts = ["python", "-m", "bench.quality", "--embeddings", args.embeddings]
     if args.locomo:
-        parts += ["--locomo", "<locomo-checkout>"]
+        parts += ["--locomo", "<locomo-checkout>", "--locomo-layout", args.locomo_layout]
     if not args.dev:
         parts.append("--no-dev")
     if args.configs:
@@ -191,6 +191,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="as MarkdownMemory(embeddings=...): local (default), none, openai, ...; "
                         "or py:MODULE:FACTORY, a function returning a LangChain Embeddings")
     p.add_argument("--locomo", metavar="DIR", help="a checkout of snap-research/locomo (or its data folder)")
+    p.add_argument("--locomo-layout", choices=LAYOUTS, default="turns",
+                   help="one file per turn (default), or one transcript file per session")
     p.add_argument("--dev", action=argparse.BooleanOptionalAction, default=True,
                    help="run the bilingual dev set (default: on)")
     p.add_argument("--configs", metavar="A,B",
@@ -219,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         names = [n.strip() for n in args.configs.split(",") if n.strip()] if args.configs else None
         specs = resolve_configs(names, args.config)
-        locomo_sets = load_locomo(args.locomo) if args.locomo else []
+        locomo_sets = load_locomo(args.locomo, args.locomo_layout) if args.locomo else []
         dev = load_dev(DEV_DIR) if args.dev else None
         embeddings = make_embeddings(args.embeddings)
     except (ValueError, OSError, ImportError, AttributeError) as exc:
@@ -237,9 +239,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_dataset(result, [dev], workdir, specs, embeddings, args.limit)
             results.append(result)
         if locomo_sets:
-            title = "LoCoMo (categories 1-4, one file per turn)"
-            result = DatasetResult("locomo", title, ["tuned", "held-out"])
-            run_dataset(result, locomo_sets, workdir, specs, embeddings, args.limit, reference=bm25_reference)
+            turns = args.locomo_layout == "turns"
+            title = f"LoCoMo (categories 1-4, {'one file per turn' if turns else 'one transcript per session'})"
+            result = DatasetResult("locomo" if turns else "locomo-sessions", title, ["tuned", "held-out"])
+            # The BM25 reference ranks whole files: a turn in the turn layout, a session in the other.
+            run_dataset(result, locomo_sets, workdir, specs, embeddings, args.limit,
+                        reference=bm25_reference if turns else None)
             dropped = sum(int(str(s.info["evidence_refs_dropped"])) for s in locomo_sets)
             no_evidence = sum(int(str(s.info["questions_without_evidence"])) for s in locomo_sets)
             result.notes.append(f"evidence ids that name no turn, dropped: {dropped}; "

@@ -7,6 +7,11 @@ to the next one, so a fact on a boundary is whole in at least one chunk. A
 heading starts a new chunk, so a section's body is never cut off from its
 title, and every chunk records the heading path in effect at its first line.
 
+A chunk too short to mean anything alone (a reply such as "Yes, last Tuesday"
+in a transcript, a lone bullet under its own heading) also records its
+*context*: the nearest non-blank lines before it and after it, which the
+embedding model reads with it (the keyword index and the search results do not).
+
 Example:
     .. code-block:: python
 
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 
 from ..facts import hidden_lines
@@ -33,7 +38,7 @@ from ..types import Chunk
 
 __all__ = ["CHUNKER_VERSION", "chunk_markdown"]
 
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 """Bumped whenever chunk boundaries change, so indexes built by an older chunker are rebuilt."""
 
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
@@ -184,7 +189,37 @@ def _make_chunk(text: str, start: int, end: int, heading: str) -> Chunk:
     return Chunk(text=text, start_line=start + 1, end_line=end + 1, heading=heading, hash=digest)
 
 
-def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 80) -> list[Chunk]:
+def _context(lines: list[str], kinds: list[int], budget: _Budget, start: int, end: int, tokens: int) -> str:
+    """The nearest content lines around ``lines[start..end]``, in file order, within ``tokens``.
+
+    Two thirds of the budget go to the lines before (a reply's question), the rest
+    to the lines after; a line longer than what is left is cut at the far end.
+    """
+    room_before = tokens * 2 // 3
+    before = _nearest(lines, kinds, budget, range(start - 1, -1, -1), room_before, keep_end=True)
+    after = _nearest(lines, kinds, budget, range(end + 1, len(lines)), tokens - room_before, keep_end=False)
+    return "\n".join([*reversed(before), *after])
+
+
+def _nearest(lines: list[str], kinds: list[int], budget: _Budget, order: range, room: int,
+             *, keep_end: bool) -> list[str]:
+    taken: list[str] = []
+    for i in order:
+        if room <= 0:
+            break
+        if kinds[i] != _CONTENT:
+            continue
+        line, cost = lines[i].strip(), budget.tokens(i, i) + 1
+        if cost > room:
+            size = int(room * 3.5)  # characters of ASCII text within the room left
+            line = line[-size:] if keep_end else line[:size]
+        taken.append(line)
+        room -= cost
+    return taken
+
+
+def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 80,
+                   context_tokens: int = 64) -> list[Chunk]:
     """Split Markdown ``text`` into chunks of at most ``chunk_tokens`` estimated tokens.
 
     Line numbers are 1-based and inclusive, counted on ``"\\n"`` like
@@ -194,7 +229,10 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     headings, blank lines or template scaffolding (``-``, ``- [ ]``, ``TODO``,
     ``<!-- ... -->``, ``---``) are dropped. Superseded text (a ``## History`` section and
     struck-through ``~~...~~`` lines, see :mod:`langchain_md_memory.facts`) is blanked: it is
-    never indexed, and line numbers still match the file. Never raises; always terminates.
+    never indexed, and line numbers still match the file. A chunk shorter than half of
+    ``context_tokens`` and an eighth of ``chunk_tokens`` (short because a heading cut it, not
+    because small chunks were asked for) gets up to ``context_tokens`` of its neighbouring
+    lines as :attr:`Chunk.context` (0: none). Never raises; always terminates.
 
     Example:
         .. code-block:: python
@@ -244,4 +282,9 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
         while k < j and budget.tokens(units[k].start, units[j].end) > chunk_tokens:
             k += 1
         i = k
-    return chunks
+    short = min(max(0, int(context_tokens)) // 2, chunk_tokens // 8)
+    return [
+        replace(c, context=_context(lines, kinds, budget, c.start_line - 1, c.end_line - 1, context_tokens))
+        if budget.tokens(c.start_line - 1, c.end_line - 1) < short else c
+        for c in chunks
+    ]

@@ -80,8 +80,9 @@ class SearchIndex(Protocol):
         """(chunks, chunks with a vector)."""
         ...
 
-    def chunks_missing_vectors(self, limit: int, *, after_rowid: int = 0) -> list[tuple[int, str, str, str]]:
-        """Up to ``limit`` chunks without a vector: (row id, embed hash, heading, text)."""
+    def chunks_missing_vectors(self, limit: int, *,
+                               after_rowid: int = 0) -> list[tuple[int, str, str, str, str]]:
+        """Up to ``limit`` chunks without a vector: (row id, embed hash, heading, text, context)."""
         ...
 
     def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray]]) -> None:

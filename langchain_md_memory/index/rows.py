@@ -33,12 +33,14 @@ class FileState:
 
 @dataclass(frozen=True, slots=True)
 class ChunkRow:
-    """A chunk to be written: its record, the text to embed, and its vector if known."""
+    """A chunk to be written: its record, the hash of what it embeds as, its keyword terms, its vector if known,
+    and the neighbouring lines a short chunk is embedded with."""
 
     record: ChunkRecord
     embed_hash: str
     terms: str
     vector: np.ndarray | None = None
+    context: str = ""
 
 
 def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:

@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL,
     hash TEXT NOT NULL,
     embed_hash TEXT NOT NULL,
+    context TEXT NOT NULL DEFAULT '',
     file_kind TEXT NOT NULL,
     updated_at REAL NOT NULL,
     n_terms INTEGER NOT NULL DEFAULT 0,
@@ -192,17 +193,28 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
+            _add_missing_columns(conn)
             conn.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
             )
         # A foreign database with our table names but other columns fails here.
-        conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embedding, c.embed_hash FROM chunks c LIMIT 1").fetchall()
+        conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embedding, c.embed_hash, c.context FROM chunks c LIMIT 1").fetchall()
         conn.execute("SELECT path, mtime_ns, size, hash, kind, indexed_at FROM files LIMIT 1").fetchall()
         conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+_ADDED_COLUMNS = (("chunks", "context", "TEXT NOT NULL DEFAULT ''"),)
+"""Columns added to schema version 1 after it shipped: an index without them gains them on open."""
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    for table, column, declaration in _ADDED_COLUMNS:
+        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
 
 class _SchemaMismatch(Exception):

@@ -140,7 +140,8 @@ class MemoryIndex:
                 rec = row.record
                 cur = conn.execute(
                     "INSERT INTO chunks(id, path, start_line, end_line, heading, text, hash, embed_hash, "
-                    "file_kind, updated_at, n_terms, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "context, file_kind, updated_at, n_terms, embedding) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         rec.id,
                         rec.path,
@@ -150,6 +151,7 @@ class MemoryIndex:
                         rec.text,
                         rec.hash,
                         row.embed_hash,
+                        row.context,
                         rec.file_kind,
                         rec.updated_at,
                         len(row.terms.split()),
@@ -199,18 +201,19 @@ class MemoryIndex:
 
     # -- embeddings ---------------------------------------------------------------
 
-    def chunks_missing_vectors(self, limit: int, *, after_rowid: int = 0) -> list[tuple[int, str, str, str]]:
+    def chunks_missing_vectors(self, limit: int, *,
+                               after_rowid: int = 0) -> list[tuple[int, str, str, str, str]]:
         """Up to ``limit`` chunks without a vector, rowid above ``after_rowid``, in rowid order.
 
-        Returns (rowid, embed_hash, heading, text). Pass the last rowid seen as
+        Returns (rowid, embed_hash, heading, text, context). Pass the last rowid seen as
         ``after_rowid`` to page through them without rescanning earlier rows.
         """
         rows = self._db.query(
-            "SELECT rowid, embed_hash, heading, text FROM chunks "
+            "SELECT rowid, embed_hash, heading, text, context FROM chunks "
             "WHERE embedding IS NULL AND rowid > ? ORDER BY rowid LIMIT ?",
             (after_rowid, limit),
         ).fetchall()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray]]) -> None:
         """Attach vectors to existing chunks by rowid."""

@@ -43,13 +43,15 @@ class EmbedOutcome:
     failure: Exception | None = None
 
 
-def embed_text(heading: str, text: str) -> str:
-    """The text sent to the embedding model for a chunk: its heading path, then the text.
+def embed_text(heading: str, text: str, context: str = "") -> str:
+    """The text sent to the embedding model for a chunk: its heading path, the text, then its context.
 
-    ``src:`` and ``expires:`` comments are left out: bookkeeping, not meaning.
+    ``context`` is what the chunker gives a short chunk: its neighbouring lines
+    (see :mod:`langchain_md_memory.files.chunker`). ``src:`` and ``expires:``
+    comments are left out: bookkeeping, not meaning.
     """
-    text = strip_annotations(text)
-    return f"{heading}\n\n{text}" if heading else text
+    parts = (heading, strip_annotations(text), strip_annotations(context))
+    return "\n\n".join(part for part in parts if part)
 
 
 def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, batch_size: int,
@@ -86,10 +88,10 @@ def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, b
         # One call per distinct text: duplicates in a page share a vector.
         rows_of: dict[str, list[int]] = {}
         texts: dict[str, str] = {}
-        for rowid, digest, heading, text in pending:
+        for rowid, digest, heading, text, context in pending:
             if digest not in cached:
                 rows_of.setdefault(digest, []).append(rowid)
-                texts.setdefault(digest, embed_text(heading, text))
+                texts.setdefault(digest, embed_text(heading, text, context))
         todo = list(rows_of)
         for start in range(0, len(todo), batch_size):
             batch = todo[start:start + batch_size]

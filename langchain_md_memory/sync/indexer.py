@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config import MemoryConfig
 from ..embeddings.client import INDEX_TOKENIZER_VERSION
@@ -169,7 +169,8 @@ class Indexer:
             return counters
 
     def _chunking_changed(self) -> bool:
-        signature = f"{CHUNKER_VERSION}:{self.config.chunk_tokens}:{self.config.chunk_overlap_tokens}"
+        cfg = self.config
+        signature = f"{CHUNKER_VERSION}:{cfg.chunk_tokens}:{cfg.chunk_overlap_tokens}:{cfg.chunk_context_tokens}"
         if self.index.get_meta("chunking") == signature:
             return False
         self.index.set_meta("chunking", signature)
@@ -278,7 +279,8 @@ class Indexer:
 
     def _chunk_rows(self, path: str, text: str, fingerprint: str | None, c: SyncStats) -> list[ChunkRow]:
         chunks = chunk_markdown(
-            text, chunk_tokens=self.config.chunk_tokens, overlap_tokens=self.config.chunk_overlap_tokens
+            text, chunk_tokens=self.config.chunk_tokens, overlap_tokens=self.config.chunk_overlap_tokens,
+            context_tokens=self.config.chunk_context_tokens,
         )
         now = time.time()
         kind = file_kind(path)
@@ -305,12 +307,13 @@ class Indexer:
             # Provenance and expiry comments are bookkeeping: a query for "thread" must not find every fact.
             visible = strip_annotations(chunk.text)
             terms = index_terms(f"{chunk.heading}\n{visible}" if chunk.heading else visible)
-            rows.append(ChunkRow(record, _sha256(embed_text(chunk.heading, chunk.text)), terms))
+            digest = _sha256(embed_text(chunk.heading, chunk.text, chunk.context))
+            rows.append(ChunkRow(record, digest, terms, context=chunk.context))
         if fingerprint is None or not rows:
             return rows
         cached = self.index.cache.lookup([r.embed_hash for r in rows], fingerprint)
         c.cached += sum(1 for r in rows if r.embed_hash in cached)
-        return [ChunkRow(r.record, r.embed_hash, r.terms, cached.get(r.embed_hash)) for r in rows]
+        return [replace(r, vector=cached.get(r.embed_hash)) for r in rows]
 
     # -- embeddings -----------------------------------------------------------------
 

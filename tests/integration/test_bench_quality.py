@@ -18,6 +18,7 @@ from bench.quality.dataset import GoldRef, MemorySet, Query
 from bench.quality.devset import DEV_DIR, load_dev
 from bench.quality.embedder import QueryCachedEmbeddings, make_embeddings
 from bench.quality.locomo import load_locomo
+from langchain_md_memory.files.chunker import chunk_markdown
 from bench.quality.metrics import Outcome, gold_ranks, recall_at_k, reciprocal_rank, summarise, top1
 from bench.quality.report import BEGIN, END
 from bench.quality.run import build, evaluate
@@ -176,6 +177,23 @@ def test_locomo_questions_keep_categories_1_to_4_with_their_evidence_turns(tmp_p
     assert by_text["Who trains?"].category == "2 temporal"
     assert conv.info["questions_without_evidence"] == 1 and conv.info["evidence_refs_dropped"] == 2
     assert {q.split for q in conv.queries} == {"tuned"}
+
+
+def test_locomo_sessions_layout_is_a_transcript_with_gold_on_each_turns_lines(tmp_path):
+    conv = load_locomo(_write_locomo_json(tmp_path), layout="sessions")[1]
+    assert sorted(conv.documents) == ["session_01.md", "session_02.md"]
+    lines = conv.documents["session_01.md"].splitlines()
+    assert lines[0] == "# Session 1 (2:05 pm on 3 March, 2023)"
+    by_text = {q.text: q for q in conv.queries}
+    ((cat,),) = by_text["What is the cat called?"].gold
+    assert cat.path == "session_01.md" and cat.start_line is not None and cat.end_line is not None
+    assert lines[cat.start_line - 1] == "## Ann"
+    assert lines[cat.end_line - 1] == "I adopted a grey cat called Pixel."
+    # Each turn is its own chunk, and the chunk holding a turn is the one that finds its gold.
+    chunks = chunk_markdown(conv.documents["session_01.md"])
+    assert [cat.found_by("session_01.md", c.start_line, c.end_line) for c in chunks] == [True, False]
+    with pytest.raises(ValueError, match="layout"):
+        load_locomo(_write_locomo_json(tmp_path / "x"), layout="pages")
 
 
 def test_locomo_zip_of_per_conversation_files_loads_the_same(tmp_path):

@@ -191,3 +191,35 @@ def test_embedding_outage_at_index_time_still_indexes_keywords_and_recovers(memo
         mem.sync()
         assert mem.status()["embedded"] == 1
         assert mem.search("retire")[0].source == "both"
+
+
+CHECKUP = """# Session checkup
+
+## Assistant
+
+Did you book the blood test at the clinic?
+
+## User
+
+Yes, last Tuesday.
+"""
+
+
+def test_a_short_reply_is_found_through_the_question_it_answers(memory_dir):
+    # "Yes, last Tuesday." alone shares no word with the query; embedded with its neighbouring
+    # lines (the question before it) it is found, and the file still shows only the reply.
+    emb = AxisEmbeddings(["blood", "test", "clinic", "tuesday", "gym"])
+    (memory_dir / "sessions").mkdir()
+    (memory_dir / "sessions" / "checkup.md").write_text(CHECKUP)
+    (memory_dir / "MEMORY.md").write_text("# Profile\n\n- Tuesday is gym day.\n")
+
+    def ranked(**config):
+        with MarkdownMemory(memory_dir, embeddings=emb, config=MemoryConfig(**config)) as mem:
+            hits = mem.search("when was the blood test?")
+        return next(h for h in hits if "last Tuesday" in h.text), hits
+
+    reply, hits = ranked()
+    assert [h.path for h in hits[:2]] == ["sessions/checkup.md"] * 2 and reply in hits[:2]
+    assert reply.relevance >= 0.45 and "blood" not in reply.text  # relevant; the context is not shown
+    alone, hits = ranked(chunk_context_tokens=0)
+    assert alone.relevance < 0.45 and hits[-1] == alone  # alone it means nothing: last, below the gym note

@@ -8,6 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from langchain_md_memory.facts import hidden_lines
 from langchain_md_memory.files.chunker import CHUNKER_VERSION, chunk_markdown
 from langchain_md_memory.text import estimate_tokens
 
@@ -202,8 +203,9 @@ def test_chunks_are_well_formed_for_any_document(text: str, tokens: int, overlap
         else:
             assert chunk.text in exact
         covered.update(range(chunk.start_line, chunk.end_line + 1))
-    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
-        if _must_be_covered(line):
+    lines = text.replace("\r\n", "\n").split("\n")
+    for number, (line, superseded) in enumerate(zip(lines, hidden_lines(lines), strict=True), 1):
+        if _must_be_covered(line) and not superseded:  # a History section or struck line is never indexed
             assert number in covered, (number, line)
 
 
@@ -223,3 +225,41 @@ def test_any_string_terminates_and_pieces_concatenate_to_their_line(text: str, t
             assert found >= 0 and not line[pos:found].strip()
             pos = found + len(part)
         assert not line[pos:].strip()
+
+
+TRANSCRIPT = """# Session
+
+## Assistant
+
+Did you book the blood test at the clinic?
+
+## User
+
+Yes, last Tuesday.
+
+## Assistant
+
+""" + "Good. Fasting for twelve hours before it keeps the cholesterol figures honest. " * 8 + "\n"
+
+
+def test_a_short_chunk_carries_the_lines_around_it_as_context() -> None:
+    chunks = chunk_markdown(TRANSCRIPT)
+    reply = next(c for c in chunks if "last Tuesday" in c.text)
+    assert reply.context.startswith("Did you book the blood test at the clinic?\nGood. Fasting")
+    assert estimate_tokens(reply.context) <= 64 + 2  # cut to the budget, headings left out
+    assert "##" not in reply.context
+    long = next(c for c in chunks if "Fasting" in c.text)
+    assert long.context == ""  # long enough to mean something alone
+    assert all(c.context == "" for c in chunk_markdown(TRANSCRIPT, context_tokens=0))
+
+
+def test_context_never_holds_superseded_text() -> None:
+    text = "# Goals\n\n- Retire at 60\n\n## History\n\n- 2026-01-02: Retire at 55\n"
+    (chunk,) = chunk_markdown(text)
+    assert "Retire at 55" not in chunk.context and chunk.context == ""
+
+
+def test_small_chunks_asked_for_get_no_context() -> None:
+    # With chunk_tokens=16 every chunk is small by request, not cut short by a heading.
+    assert all(c.context == "" for c in chunk_markdown(TRANSCRIPT, chunk_tokens=16, overlap_tokens=0))
+    assert any(c.context for c in chunk_markdown(TRANSCRIPT, chunk_tokens=400))

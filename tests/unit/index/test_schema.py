@@ -50,3 +50,16 @@ def test_a_file_that_is_not_a_database_is_recreated(tmp_path: Path) -> None:
     conn = connect(str(path), 1000)
     assert conn.execute("SELECT count(*) FROM chunks").fetchone() == (0,)
     conn.close()
+
+
+def test_an_index_from_before_the_context_column_gains_it_and_keeps_its_rows(tmp_path: Path) -> None:
+    target = str(tmp_path / "index.sqlite")
+    conn = connect(target, busy_timeout_ms=1000)
+    conn.execute("INSERT INTO embedding_cache(hash, fingerprint, dim, vector) VALUES ('h', 'f', 1, x'00')")
+    conn.execute("ALTER TABLE chunks DROP COLUMN context")  # as the first release created it
+    conn.close()
+    conn = connect(target, busy_timeout_ms=1000)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
+    assert "context" in columns
+    assert conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] == 1  # paid-for vectors kept
+    conn.close()
