@@ -240,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.append(result)
         if locomo_sets:
             turns = args.locomo_layout == "turns"
-            title = f"LoCoMo (categories 1-4, {'one file per turn' if turns else 'one transcript per session'})"
+            layout = "one file per turn" if turns else "one transcript per session"
+            title = f"LoCoMo (categories 1-4, {layout})"
             result = DatasetResult("locomo" if turns else "locomo-sessions", title, ["tuned", "held-out"])
             # The BM25 reference ranks whole files: a turn in the turn layout, a session in the other.
             run_dataset(result, locomo_sets, workdir, specs, embeddings, args.limit,

@@ -33,8 +33,8 @@ class FileState:
 
 @dataclass(frozen=True, slots=True)
 class ChunkRow:
-    """A chunk to be written: its record, the hash of what it embeds as, its keyword terms, its vector if known,
-    and the neighbouring lines a short chunk is embedded with."""
+    """A chunk to be written: its record, the hash of what it embeds as, its keyword terms, its
+    vector if known, and the neighbouring lines a short chunk is embedded with."""
 
     record: ChunkRecord
     embed_hash: str

@@ -198,7 +198,7 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
             )
         # A foreign database with our table names but other columns fails here.
-        conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embedding, c.embed_hash, c.context FROM chunks c LIMIT 1").fetchall()
+        conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embedding, c.embed_hash, c.context FROM chunks c LIMIT 1")
         conn.execute("SELECT path, mtime_ns, size, hash, kind, indexed_at FROM files LIMIT 1").fetchall()
         conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
     except BaseException:

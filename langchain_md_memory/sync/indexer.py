@@ -170,7 +170,8 @@ class Indexer:
 
     def _chunking_changed(self) -> bool:
         cfg = self.config
-        signature = f"{CHUNKER_VERSION}:{cfg.chunk_tokens}:{cfg.chunk_overlap_tokens}:{cfg.chunk_context_tokens}"
+        sizes = (cfg.chunk_tokens, cfg.chunk_overlap_tokens, cfg.chunk_context_tokens)
+        signature = ":".join(map(str, (CHUNKER_VERSION, *sizes)))
         if self.index.get_meta("chunking") == signature:
             return False
         self.index.set_meta("chunking", signature)

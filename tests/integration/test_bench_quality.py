@@ -18,10 +18,10 @@ from bench.quality.dataset import GoldRef, MemorySet, Query
 from bench.quality.devset import DEV_DIR, load_dev
 from bench.quality.embedder import QueryCachedEmbeddings, make_embeddings
 from bench.quality.locomo import load_locomo
-from langchain_md_memory.files.chunker import chunk_markdown
 from bench.quality.metrics import Outcome, gold_ranks, recall_at_k, reciprocal_rank, summarise, top1
 from bench.quality.report import BEGIN, END
 from bench.quality.run import build, evaluate
+from langchain_md_memory.files.chunker import chunk_markdown
 from tests.support.embeddings import AxisEmbeddings
 
 REPO = Path(__file__).resolve().parents[2]
