@@ -26,6 +26,7 @@ from .config import MemoryConfig
 from .errors import MemoryInputError, MemoryPathError
 from .facts import (
     FactLine,
+    before_history,
     expired,
     expiry_date,
     fact_lines,
@@ -95,7 +96,8 @@ class DocumentMethods:
         self._check_size(content)  # first: never scan an oversized text for secrets
         content = self.redact(content)
         self._check_size(content)
-        self.store.append(path, content)
+        with self.locked():
+            self._append(path, content)
         self.mark_changed()
         return path
 
@@ -151,7 +153,7 @@ class DocumentMethods:
             if heading:
                 blank = "\n" if self.store.exists(path) and self.store.read_lines(path).strip() else ""
                 body = f"{blank}{heading}\n{body}"
-            self.store.append(path, body)
+            self._append(path, body)
         self.mark_changed()
         return Remembered(path, written, tuple(duplicates), redacted)
 
@@ -288,6 +290,15 @@ class DocumentMethods:
             if same_fact(line, fact.text, self.config.dedup_threshold):
                 return f"{rel}#L{fact.line}" if fact.line else f"{rel} (this update)"
         return None
+
+    def _append(self, path: str, body: str) -> None:
+        """Append ``body``, above a closing ``## History`` section when the file has one (under the lock)."""
+        current = self.store.read_lines(path) if self.store.exists(path) else ""
+        placed = before_history(current, body) if current else None
+        if placed is None:
+            self.store.append(path, body)
+        else:
+            self.store.write(path, placed)
 
     def _check_size(self, text: str) -> None:
         size = len(text.encode("utf-8", "surrogatepass"))

@@ -36,6 +36,7 @@ from .text import normalize_text, token_set
 
 __all__ = [
     "FactLine",
+    "before_history",
     "expired",
     "expiry_date",
     "fact_lines",
@@ -253,6 +254,30 @@ def supersede_in(text: str, old_text: str, new_text: str, day: dt.date,
     lines[first : last + 1] = new_lines
     _add_history(lines, entries)
     return "\n".join(lines) + ("\n" if ends_with_newline else "")
+
+
+def before_history(text: str, addition: str) -> str | None:
+    """``text`` with ``addition`` inserted above a History section that ends it; ``None`` when none does.
+
+    An append to such a file would land in the History section, where its facts count as superseded.
+    """
+    lines = text.split("\n")
+    start: tuple[int, int] | None = None
+    for i, (_, heading) in enumerate(_outline(lines)):
+        if heading is None:
+            continue
+        level = len(heading[1])
+        if start is not None and level <= start[1]:
+            start = None
+        if start is None and (heading[2] or "").strip().casefold() in HISTORY_TITLES:
+            start = (i, level)
+    if start is None:
+        return None
+    at = start[0]
+    while at > 0 and not lines[at - 1].strip():
+        at -= 1
+    lines[at:at] = addition.strip("\n").split("\n")
+    return "\n".join(lines)
 
 
 def _history_entry(line: str, day: dt.date) -> str:

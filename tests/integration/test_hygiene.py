@@ -212,3 +212,17 @@ def test_an_append_matching_only_an_expired_fact_is_written(mem):
     assert "renovation" in mem.search("office renovation")[0].text  # the new statement is live
     again = update.invoke({"content": "- office closed for renovation."})
     assert again.startswith("Nothing written: already remembered") and "MEMORY.md#L2" in again
+
+
+def test_a_fact_appended_after_a_supersede_stays_live_above_the_history(mem):
+    _, _, update = create_memory_tools(mem)
+    update.invoke({"content": "- Based in Lisbon"})
+    update.invoke({"action": "supersede", "old_text": "Based in Lisbon", "content": "Based in Porto"})
+    update.invoke({"content": "- Runs on Tuesdays"})
+    mem.append("- Drinks decaf")
+    lines = mem.get("MEMORY.md").splitlines()
+    history = lines.index("## History")
+    assert [i for i, line in enumerate(lines) if line.startswith(("- Runs on Tuesdays", "- Drinks decaf"))] \
+        == [history - 3, history - 2]
+    assert "Tuesdays" in mem.search("runs Tuesdays")[0].text
+    assert "decaf" in mem.search("decaf")[0].text
