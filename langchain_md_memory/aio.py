@@ -89,14 +89,17 @@ class AsyncMemoryMethods(DocumentMethods):
         return await asyncio.to_thread(self.append, content, file)
 
     async def aremember(self, content: str, file: str = "long_term", *, source: str | None = None,
-                        heading: str | None = None) -> Remembered:
+                        heading: str | None = None, expires: str | dt.date | None = None) -> Remembered:
         """Async twin of :meth:`remember`."""
-        return await asyncio.to_thread(self.remember, content, file, source=source, heading=heading)
+        return await asyncio.to_thread(self.remember, content, file, source=source, heading=heading,
+                                       expires=expires)
 
     async def asupersede(self, old_text: str, new_text: str, file: str = "long_term", *,
-                         source: str | None = None, today: dt.date | None = None) -> bool:
+                         source: str | None = None, today: dt.date | None = None,
+                         expires: str | dt.date | None = None) -> bool:
         """Async twin of :meth:`supersede`."""
-        return await asyncio.to_thread(self.supersede, old_text, new_text, file, source=source, today=today)
+        return await asyncio.to_thread(self.supersede, old_text, new_text, file, source=source, today=today,
+                                       expires=expires)
 
     async def aedit(self, old_text: str, new_text: str, file: str = "long_term") -> bool:
         """Async twin of :meth:`edit`."""

@@ -24,7 +24,18 @@ from pathlib import PurePosixPath
 
 from .config import MemoryConfig
 from .errors import MemoryInputError, MemoryPathError
-from .facts import FactLine, fact_lines, normalize_fact, same_fact, supersede_in, with_provenance
+from .facts import (
+    FactLine,
+    before_history,
+    expired,
+    expiry_date,
+    fact_lines,
+    normalize_fact,
+    same_fact,
+    supersede_in,
+    with_expiry,
+    with_provenance,
+)
 from .files.paths import SESSIONS_DIR, is_managed_file, is_memory_file
 from .files.store import MarkdownStore
 from .redaction import WriteRedactor
@@ -85,19 +96,22 @@ class DocumentMethods:
         self._check_size(content)  # first: never scan an oversized text for secrets
         content = self.redact(content)
         self._check_size(content)
-        self.store.append(path, content)
+        with self.locked():
+            self._append(path, content)
         self.mark_changed()
         return path
 
     def remember(self, content: str, file: str = "long_term", *, source: str | None = None,
-                 heading: str | None = None) -> Remembered:
+                 heading: str | None = None, expires: str | dt.date | None = None) -> Remembered:
         """Append the facts of ``content`` that memory does not already state.
 
         Secrets are redacted first. With ``dedup`` on, each fact line equal (after normalising) or
-        near-equal (``dedup_threshold``) to a live fact of the target file (``dedup="memory"``: of
-        any memory file but session logs) is left out and reported with where it stands. ``source``
-        (see :func:`~langchain_md_memory.facts.provenance_label`) ends each written fact as a
-        ``<!-- src: ... -->`` comment; ``heading`` is written above the facts, only when some are.
+        near-equal (``dedup_threshold``) to a live, unexpired fact of the target file
+        (``dedup="memory"``: of any memory file but session logs) is left out and reported with
+        where it stands. ``source`` (see :func:`~langchain_md_memory.facts.provenance_label`) ends
+        each written fact as a ``<!-- src: ... -->`` comment, ``expires`` (the last day the facts
+        hold, ``YYYY-MM-DD``, today or later) as ``<!-- expires: ... -->``; ``heading`` is written
+        above the facts, only when some are.
 
         Example:
             .. code-block:: python
@@ -109,6 +123,7 @@ class DocumentMethods:
         path = self._writable(file)
         if not content or not content.strip():
             raise MemoryInputError("content is empty: give the text to remember")
+        until = None if expires is None else expiry_date(expires, dt.date.today())
         self._check_size(content)
         text, redacted = self._redact_counted(content)
         self._check_size(text)
@@ -129,7 +144,8 @@ class DocumentMethods:
                     duplicates.append((line.strip(), where))
                     continue
                 known.append((path, FactLine(0, line)))
-                kept.append(with_provenance(line, source) if source else line)
+                line = with_provenance(line, source) if source else line
+                kept.append(with_expiry(line, until) if until is not None else line)
                 written += 1
             if written == 0 and duplicates:
                 return Remembered(path, 0, tuple(duplicates), redacted)
@@ -137,29 +153,31 @@ class DocumentMethods:
             if heading:
                 blank = "\n" if self.store.exists(path) and self.store.read_lines(path).strip() else ""
                 body = f"{blank}{heading}\n{body}"
-            self.store.append(path, body)
+            self._append(path, body)
         self.mark_changed()
         return Remembered(path, written, tuple(duplicates), redacted)
 
     def supersede(self, old_text: str, new_text: str, file: str = "long_term", *, source: str | None = None,
-                  today: dt.date | None = None) -> bool:
+                  today: dt.date | None = None, expires: str | dt.date | None = None) -> bool:
         """Replace the fact holding ``old_text`` by ``new_text``, keeping the old one struck under History.
 
         The old line(s) move to the file's ``## History`` section as ``- ~~old~~ (superseded <day>)``:
         a person still reads what was believed and when it changed, and search no longer finds it
-        (superseded lines are not indexed). False when ``old_text`` is not in the file.
+        (superseded lines are not indexed). ``expires`` as in :meth:`remember`. False when
+        ``old_text`` is not in the file.
         """
         path = self._writable(file)
         if not new_text.strip():
             raise MemoryInputError("new_text is empty: give the fact that replaces the old one")
+        day = today or dt.date.today()
+        until = None if expires is None else expiry_date(expires, day)
         self._check_size(new_text)
         new_text = self.redact(new_text)
         self._check_size(new_text)
-        day = today or dt.date.today()
         source = source if self.config.provenance else None
 
         def change(current: str | None) -> str | None:
-            return None if current is None else supersede_in(current, old_text, new_text, day, source)
+            return None if current is None else supersede_in(current, old_text, new_text, day, source, until)
 
         return self._changed(self.store.update(path, change))
 
@@ -249,7 +267,11 @@ class DocumentMethods:
         return cached[1].redact_counted(text)
 
     def _known_facts(self, path: str) -> list[tuple[str, FactLine]]:
-        """The live facts a new one is checked against: the target file's, or all memory files'."""
+        """The live facts a new one is checked against: the target file's, or all memory files'.
+
+        Expired facts are left out: a fact stated again after its old statement expired is news.
+        """
+        today = dt.date.today()
         if self.config.dedup == "memory":
             files = [f for f in self.store.list_files() if PurePosixPath(f).parts[0] != SESSIONS_DIR]
         else:
@@ -257,7 +279,8 @@ class DocumentMethods:
         found: list[tuple[str, FactLine]] = []
         for rel in files:
             if self.store.exists(rel):
-                found += [(rel, fact) for fact in fact_lines(self.store.read_lines(rel))]
+                found += [(rel, fact) for fact in fact_lines(self.store.read_lines(rel))
+                          if not expired(fact.text, today)]
         return found
 
     def _already_stated(self, line: str, known: list[tuple[str, FactLine]]) -> str | None:
@@ -267,6 +290,15 @@ class DocumentMethods:
             if same_fact(line, fact.text, self.config.dedup_threshold):
                 return f"{rel}#L{fact.line}" if fact.line else f"{rel} (this update)"
         return None
+
+    def _append(self, path: str, body: str) -> None:
+        """Append ``body``, above a closing ``## History`` section when the file has one (under the lock)."""
+        current = self.store.read_lines(path) if self.store.exists(path) else ""
+        placed = before_history(current, body) if current else None
+        if placed is None:
+            self.store.append(path, body)
+        else:
+            self.store.write(path, placed)
 
     def _check_size(self, text: str) -> None:
         size = len(text.encode("utf-8", "surrogatepass"))

@@ -31,11 +31,14 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from .errors import MemoryInputError
 from .text import normalize_text, token_set
 
 __all__ = [
     "FactLine",
+    "before_history",
     "expired",
+    "expiry_date",
     "fact_lines",
     "hidden_lines",
     "normalize_fact",
@@ -44,11 +47,13 @@ __all__ = [
     "same_fact",
     "strip_annotations",
     "supersede_in",
+    "with_expiry",
     "with_provenance",
 ]
 
 _SRC_RE = re.compile(r"<!--\s*src:\s*(.*?)\s*-->")
 _EXPIRES_RE = re.compile(r"<!--\s*expires:\s*(\d{4}-\d{2}-\d{2})\s*-->")
+_EXPIRES_COMMENT_RE = re.compile(r"[ \t]*<!--[ \t]*expires:[^\n]*?-->")
 _ANNOTATION_RE = re.compile(r"[ \t]*<!--[ \t]*(?:src|expires):[^\n]*?-->")
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _FENCE_RE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})")
@@ -183,14 +188,51 @@ def expired(line: str, today: dt.date) -> bool:
         return False
 
 
+def expiry_date(value: str | dt.date, today: dt.date) -> dt.date:
+    """``value`` as the last day a fact holds: an ISO date (``2027-01-31``), ``today`` or later.
+
+    Raises:
+        MemoryInputError: for another format or a day already past, saying which format to use.
+    """
+    day: dt.date | None
+    if isinstance(value, dt.datetime):
+        day = value.date()
+    elif isinstance(value, dt.date):
+        day = value
+    else:
+        text = str(value).strip()
+        try:
+            day = dt.date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
+        except ValueError:
+            day = None
+        if day is None:
+            raise MemoryInputError(
+                f"expires={text!r} is not a date: give the last day the fact holds as YYYY-MM-DD, "
+                f"e.g. expires='{(today + dt.timedelta(days=30)).isoformat()}'"
+            )
+    if day < today:
+        raise MemoryInputError(
+            f"expires={day.isoformat()!r} is already past (today is {today.isoformat()}): give the last "
+            "day the fact holds, today or later, as YYYY-MM-DD, or leave expires out"
+        )
+    return day
+
+
+def with_expiry(line: str, day: dt.date) -> str:
+    """``line`` ending in ``<!-- expires: <day> -->`` (replacing an expiry it had; blank lines unchanged)."""
+    if not line.strip():
+        return line
+    return f"{_EXPIRES_COMMENT_RE.sub('', line).rstrip()} <!-- expires: {day.isoformat()} -->"
+
+
 def supersede_in(text: str, old_text: str, new_text: str, day: dt.date,
-                 source: str | None = None) -> str | None:
+                 source: str | None = None, expires: dt.date | None = None) -> str | None:
     """``text`` with the lines holding ``old_text`` replaced by ``new_text`` and kept, struck, under History.
 
     The old lines go to the end of the first ``## History`` section (created at the end of the file
     when there is none) as ``- ~~old~~ (superseded <day>)``, keeping their ``src:`` comment. A list
     marker of the old line is given to ``new_text`` when it has none. ``None`` when ``old_text`` is
-    not in ``text`` (or is blank).
+    not in ``text`` (or is blank). ``expires`` ends each new fact line with its expiry comment.
     """
     at = text.find(old_text)
     if not old_text.strip() or at < 0:
@@ -206,10 +248,36 @@ def supersede_in(text: str, old_text: str, new_text: str, day: dt.date,
         new_lines[0] = marker[0] + new_lines[0].lstrip()
     if source:
         new_lines = [with_provenance(line, source) for line in new_lines]
+    if expires is not None:
+        new_lines = [with_expiry(line, expires) if normalize_fact(line) else line for line in new_lines]
     entries = [_history_entry(line, day) for line in old_lines if normalize_fact(line)]
     lines[first : last + 1] = new_lines
     _add_history(lines, entries)
     return "\n".join(lines) + ("\n" if ends_with_newline else "")
+
+
+def before_history(text: str, addition: str) -> str | None:
+    """``text`` with ``addition`` inserted above a History section that ends it; ``None`` when none does.
+
+    An append to such a file would land in the History section, where its facts count as superseded.
+    """
+    lines = text.split("\n")
+    start: tuple[int, int] | None = None
+    for i, (_, heading) in enumerate(_outline(lines)):
+        if heading is None:
+            continue
+        level = len(heading[1])
+        if start is not None and level <= start[1]:
+            start = None
+        if start is None and (heading[2] or "").strip().casefold() in HISTORY_TITLES:
+            start = (i, level)
+    if start is None:
+        return None
+    at = start[0]
+    while at > 0 and not lines[at - 1].strip():
+        at -= 1
+    lines[at:at] = addition.strip("\n").split("\n")
+    return "\n".join(lines)
 
 
 def _history_entry(line: str, day: dt.date) -> str:

@@ -278,22 +278,23 @@ class ProjectMemory(MarkdownMemory):
         return super().append(content, file)
 
     def remember(self, content: str, file: str = "long_term", *, source: str | None = None,
-                 heading: str | None = None) -> Remembered:
+                 heading: str | None = None, expires: str | dt.date | None = None) -> Remembered:
         """Append what memory does not already state; ``~global/...`` goes to the global memory."""
         inner = split_global_path(file)
         if inner is None:
-            return super().remember(content, file, source=source, heading=heading)
-        done = self.global_memory.remember(content, inner, source=source, heading=heading)
+            return super().remember(content, file, source=source, heading=heading, expires=expires)
+        done = self.global_memory.remember(content, inner, source=source, heading=heading, expires=expires)
         return dataclasses.replace(done, path=GLOBAL_PREFIX + done.path, duplicates=tuple(
             (fact, GLOBAL_PREFIX + at) for fact, at in done.duplicates))
 
     def supersede(self, old_text: str, new_text: str, file: str = "long_term", *, source: str | None = None,
-                  today: dt.date | None = None) -> bool:
+                  today: dt.date | None = None, expires: str | dt.date | None = None) -> bool:
         """Replace a fact, keeping the old one as history; ``~global/...`` in the global memory."""
         inner = split_global_path(file)
         if inner is not None:
-            return self.global_memory.supersede(old_text, new_text, inner, source=source, today=today)
-        return super().supersede(old_text, new_text, file, source=source, today=today)
+            return self.global_memory.supersede(old_text, new_text, inner, source=source, today=today,
+                                                expires=expires)
+        return super().supersede(old_text, new_text, file, source=source, today=today, expires=expires)
 
     def edit(self, old_text: str, new_text: str, file: str = "long_term") -> bool:
         """Replace the first exact occurrence of ``old_text``; ``~global/...`` edits the global memory."""

@@ -108,6 +108,12 @@ class MemoryUpdateInput(BaseModel):
     end_line: int | None = Field(
         default=None, ge=1, description="With start_line: the last line (inclusive); default start_line."
     )
+    expires: str | None = Field(
+        default=None,
+        description="For 'append' and 'supersede', optional: the last day the fact holds, as YYYY-MM-DD "
+        "(e.g. '2027-01-31'); after it the fact no longer comes up in memory_search. Leave it out for "
+        "facts that do not run out.",
+    )
 
 
 def _validation_message(tool_name: str) -> Callable[[Any], str]:
@@ -218,14 +224,20 @@ def _appended(done: Remembered) -> str:
 
 
 def _update(mem: MemoryCore, content: str = "", action: str = "append", file: str = "long_term",
-            old_text: str | None = None, start_line: int | None = None, end_line: int | None = None) -> str:
+            old_text: str | None = None, start_line: int | None = None, end_line: int | None = None,
+            expires: str | None = None) -> str:
     try:
+        if expires is not None and action not in ("append", "supersede"):
+            raise ToolException(
+                f"Error: expires applies to action='append' and 'supersede', not {action!r}: to give a "
+                "remembered fact an end date, supersede it with the same text and expires='YYYY-MM-DD'."
+            )
         if action == "append":
             if not content.strip():
                 raise ToolException(
                     "Error: content is empty: give the text to remember, e.g. '- Prefers ETFs'."
                 )
-            return _appended(mem.remember(content, file=file, source=_tool_source()))
+            return _appended(mem.remember(content, file=file, source=_tool_source(), expires=expires))
         if action in ("edit", "delete") and not old_text and start_line is not None:
             last = end_line if end_line is not None else start_line
             mem.replace_lines(file, start_line, last, content if action == "edit" else "")
@@ -255,7 +267,7 @@ def _update(mem: MemoryCore, content: str = "", action: str = "append", file: st
                 raise ToolException(
                     "Error: action='supersede' needs content, the fact that replaces old_text."
                 )
-            if not mem.supersede(old_text, content, file=file, source=_tool_source()):
+            if not mem.supersede(old_text, content, file=file, source=_tool_source(), expires=expires):
                 raise _not_found(mem, file, "supersede")
             return (f"Superseded in {_display(file)}: the new fact replaces the old one, which is kept "
                     "struck through under '## History' and no longer found by memory_search.")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
 
 from langchain_md_memory import MarkdownMemory, create_memory_tools
+from langchain_md_memory.facts import expired
 from langchain_md_memory.files.paths import daily_file_name
 
 API_KEY = "sk-proj-Zq8xW3vL0pR7tY2uI9oK4mN6"
@@ -156,3 +158,71 @@ def test_a_secret_put_through_the_langgraph_store_never_reaches_disk(mem):
     assert API_KEY not in str(item.value) and CARD not in str(item.value)
     raw = _every_byte(mem.memory_dir)
     assert API_KEY.encode() not in raw and CARD.encode() not in raw
+
+
+def _lines_with(mem, word: str, file: str = "MEMORY.md") -> list[str]:
+    return [line for line in mem.get(file).splitlines() if word in line]
+
+
+def test_memory_update_with_an_expiry_marks_the_fact_until_that_day(mem):
+    _, _, update = create_memory_tools(mem)
+    until = dt.date.today() + dt.timedelta(days=30)
+    out = update.invoke({"content": "- Working from Lisbon this month", "expires": until.isoformat()})
+    assert out.startswith("Appended to MEMORY.md")
+    [line] = _lines_with(mem, "Lisbon")
+    assert line.endswith(f"<!-- expires: {until.isoformat()} -->")
+    assert "Lisbon" in mem.search("Lisbon")[0].text  # found until then
+    assert not expired(line, until) and expired(line, until + dt.timedelta(days=1))  # gone the day after
+
+
+@pytest.mark.parametrize("expires", ["31/01/2027", "2027-02-30", "next week", "2020-01-31"])
+def test_memory_update_refuses_a_malformed_or_past_expiry_and_writes_nothing(mem, expires):
+    _, _, update = create_memory_tools(mem)
+    out = update.invoke({"content": "- Working from Lisbon", "expires": expires})
+    assert out.startswith(f"Error: expires={expires!r} is")
+    assert "YYYY-MM-DD" in out
+    assert not (mem.memory_dir / "MEMORY.md").exists() or not _lines_with(mem, "Lisbon")
+
+
+def test_an_expiry_on_edit_is_refused_with_what_to_do_instead(mem):
+    mem.append("- Working from Lisbon")
+    _, _, update = create_memory_tools(mem)
+    out = update.invoke({"action": "edit", "old_text": "Lisbon", "content": "Porto", "expires": "2999-01-01"})
+    assert out.startswith("Error: expires applies to action='append' and 'supersede'")
+    assert _lines_with(mem, "Lisbon") == ["- Working from Lisbon"]
+
+
+def test_a_superseding_fact_can_carry_an_expiry(mem):
+    _, _, update = create_memory_tools(mem)
+    update.invoke({"content": "- Based in Lisbon"})
+    out = update.invoke({"action": "supersede", "old_text": "Based in Lisbon", "content": "Based in Porto",
+                         "expires": "2999-12-31"})
+    assert out.startswith("Superseded")
+    [current] = [line for line in _lines_with(mem, "Porto") if "~~" not in line]
+    assert current.startswith("- Based in Porto") and current.endswith("<!-- expires: 2999-12-31 -->")
+    assert any("~~Based in Lisbon~~" in line for line in _lines_with(mem, "Lisbon"))
+
+
+def test_an_append_matching_only_an_expired_fact_is_written(mem):
+    mem.append("- Office closed for renovation <!-- expires: 2020-01-31 -->")
+    _, _, update = create_memory_tools(mem)
+    out = update.invoke({"content": "- Office closed for renovation"})
+    assert out.startswith("Appended to MEMORY.md") and "already remembered" not in out.lower()
+    assert len(_lines_with(mem, "renovation")) == 2
+    assert "renovation" in mem.search("office renovation")[0].text  # the new statement is live
+    again = update.invoke({"content": "- office closed for renovation."})
+    assert again.startswith("Nothing written: already remembered") and "MEMORY.md#L2" in again
+
+
+def test_a_fact_appended_after_a_supersede_stays_live_above_the_history(mem):
+    _, _, update = create_memory_tools(mem)
+    update.invoke({"content": "- Based in Lisbon"})
+    update.invoke({"action": "supersede", "old_text": "Based in Lisbon", "content": "Based in Porto"})
+    update.invoke({"content": "- Runs on Tuesdays"})
+    mem.append("- Drinks decaf")
+    lines = mem.get("MEMORY.md").splitlines()
+    history = lines.index("## History")
+    assert [i for i, line in enumerate(lines) if line.startswith(("- Runs on Tuesdays", "- Drinks decaf"))] \
+        == [history - 3, history - 2]
+    assert "Tuesdays" in mem.search("runs Tuesdays")[0].text
+    assert "decaf" in mem.search("decaf")[0].text

@@ -2,14 +2,19 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
+from langchain_md_memory.errors import MemoryInputError
 from langchain_md_memory.facts import (
     expired,
+    expiry_date,
     fact_lines,
     normalize_fact,
     parse_provenance,
     provenance_label,
     same_fact,
     supersede_in,
+    with_expiry,
     with_provenance,
 )
 from langchain_md_memory.files.chunker import chunk_markdown
@@ -66,3 +71,31 @@ def test_expiry_passes_the_day_after():
     line = "- Office closed <!-- expires: 2026-12-31 -->"
     assert not expired(line, dt.date(2026, 12, 31)) and expired(line, dt.date(2027, 1, 1))
     assert not expired("- no date", DAY)
+
+
+
+@pytest.mark.parametrize(("value", "day"), [
+    ("2027-01-31", dt.date(2027, 1, 31)), (" 2026-12-03 ", DAY), (dt.date(2027, 1, 1), dt.date(2027, 1, 1)),
+    (dt.datetime(2027, 1, 1, 9, 30), dt.date(2027, 1, 1)),
+])
+def test_expiry_date_takes_an_iso_date_from_today_on(value, day):
+    assert expiry_date(value, DAY) == day
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("2027-1-31", "is not a date"), ("2027-02-30", "is not a date"), ("tomorrow", "is not a date"),
+    ("2026-12-02", "is already past"), (dt.date(2020, 1, 1), "is already past"),
+])
+def test_expiry_date_refuses_other_formats_and_past_days_naming_the_format(value, message):
+    with pytest.raises(MemoryInputError, match=message) as caught:
+        expiry_date(value, DAY)
+    assert "YYYY-MM-DD" in str(caught.value)
+
+
+def test_with_expiry_ends_the_line_and_replaces_an_earlier_expiry():
+    line = "- Tea <!-- src: thread=t1 2026-12-03 -->"
+    dated = with_expiry(line, dt.date(2027, 1, 31))
+    assert dated == f"{line} <!-- expires: 2027-01-31 -->"
+    assert with_expiry(dated, dt.date(2027, 3, 1)) == f"{line} <!-- expires: 2027-03-01 -->"
+    assert expired(dated, dt.date(2027, 2, 1)) and not expired(dated, dt.date(2027, 1, 31))
+    assert with_expiry("  ", dt.date(2027, 1, 31)) == "  "

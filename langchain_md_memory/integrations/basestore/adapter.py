@@ -27,6 +27,15 @@ the filter, ordered by similarity (the memory's hybrid score, MMR off, no
 keyword-only memory, those without the query's words) come last with
 ``score=None``.
 
+TTLs behave as in LangGraph's ``SqliteStore``: ``put(..., ttl=minutes)`` (or the ``default_ttl``
+of the store's ``TTLConfig``) writes the item's expiry after its md-memory line, as
+``<!-- expires: 2026-07-14T12:30:00+00:00, ttl 10 min -->`` (see :mod:`.expiry`); a ``get`` or
+``search`` with ``refresh_ttl`` pushes the expiry of the items it returns to now plus their TTL
+(``SqliteStore`` also wants ``refresh_on_read=True`` in its config; LangGraph's ``BaseStore``
+already makes it each read's default); an expired item is still returned until
+:meth:`MarkdownBaseStore.sweep_ttl` (or the sweeper thread) deletes it, unless the ``TTLConfig``
+sets ``omit_expired``.
+
 Example:
     .. code-block:: python
 
@@ -46,16 +55,16 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import datetime as dt
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     Op,
@@ -63,15 +72,27 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
 )
 
 from ...errors import MemoryInputError
 from ...files.paths import is_managed_file
-from .changes import Change, FileChanges, apply_changes, find_item, merged_items, plan_changes
+from .changes import (
+    Change,
+    FileChanges,
+    apply_changes,
+    find_item,
+    merged_items,
+    plan_changes,
+)
+from .expiry import check_ttl
 from .filters import namespace_matches, value_matches
-from .items import check_page, indexed_items, only_preamble, to_item, to_search_item
-from .namespaces import check_labels, is_label, namespace_file, validate_op
-from .sections import ParsedFile, check_key, namespace_preamble, parse_sections
+from .folders import NamespaceFiles
+from .items import check_page, indexed_items, only_preamble, redacted_value, to_item, to_search_item
+from .namespaces import validate_op
+from .query import Ident, query_scores
+from .sections import StoredItem, check_key, namespace_preamble
+from .sweeper import Sweeper
 
 if TYPE_CHECKING:
     from ...core import MemoryCore
@@ -90,11 +111,8 @@ def unindexed_file_name(file_name: str = NAMESPACE_FILE) -> str:
     return f".{name.stem}.unindexed{name.suffix}"
 
 
-# The most hits one query search asks the pipeline for while looking for enough store items.
-_MAX_QUERY_POOL = 1000
-
-_Ident = tuple[tuple[str, ...], str]
-"""An item's identity: ``(namespace, key)``."""
+_Found = tuple[tuple[str, ...], StoredItem]
+"""An item as read from its namespace file."""
 
 
 class MarkdownBaseStore(BaseStore):
@@ -106,6 +124,11 @@ class MarkdownBaseStore(BaseStore):
         file_name: the namespace file in each namespace folder (a visible
             ``.md`` name, so it is indexed and searchable); ``index=False``
             items go to its hidden sibling, see :func:`unindexed_file_name`.
+        ttl: LangGraph's ``TTLConfig`` (``default_ttl`` and ``sweep_interval_minutes`` in
+            minutes, ``refresh_on_read``, ``omit_expired``); ``None``: items expire only when
+            put with a ``ttl``, and :meth:`start_ttl_sweeper` does nothing, as in ``SqliteStore``.
+        clock: returns the current time (timezone-aware), for timestamps and expiries; the
+            system clock by default (tests and replays pass their own).
 
     Namespace labels must be non-empty and free of ``/``, ``\\``, ``.``,
     control characters and surrounding whitespace, and must not start with
@@ -115,7 +138,7 @@ class MarkdownBaseStore(BaseStore):
     a get of one returns ``None``). ``index=False`` items live in the hidden
     sibling file: readable through ``get``, filter searches and
     ``list_namespaces``, never in the memory's index, so they answer neither a
-    ``query`` nor ``mem.search``. TTLs are not supported.
+    ``query`` nor ``mem.search``.
 
     Example:
         .. code-block:: python
@@ -125,16 +148,23 @@ class MarkdownBaseStore(BaseStore):
             agent = create_agent(model, tools=[...], store=mem.as_store())
     """
 
-    __slots__ = ("_file_name", "_hidden_name", "_memory")
+    __slots__ = ("_clock", "_files", "_memory", "_sweeper", "ttl_config")
 
-    def __init__(self, memory: MemoryCore, *, file_name: str = NAMESPACE_FILE) -> None:
+    supports_ttl = True
+
+    def __init__(self, memory: MemoryCore, *, file_name: str = NAMESPACE_FILE, ttl: TTLConfig | None = None,
+                 clock: Callable[[], dt.datetime] | None = None) -> None:
         if "/" in file_name or not is_managed_file(file_name):
             raise MemoryInputError(
                 f"file_name must be a visible '.md' name without folders, got {file_name!r}"
             )
+        if ttl is not None and ttl.get("default_ttl") is not None:
+            check_ttl(ttl["default_ttl"])  # type: ignore[arg-type]
         self._memory = memory
-        self._file_name = file_name
-        self._hidden_name = unindexed_file_name(file_name)
+        self._files = NamespaceFiles(memory, file_name, unindexed_file_name(file_name))
+        self.ttl_config = ttl
+        self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
+        self._sweeper = Sweeper(self.sweep_ttl)
 
     @property
     def memory(self) -> MemoryCore:
@@ -147,7 +177,7 @@ class MarkdownBaseStore(BaseStore):
         Raises:
             InvalidNamespaceError: for an empty namespace or a bad label.
         """
-        return namespace_file(namespace, self._file_name)
+        return self._files.path(namespace)
 
     def unindexed_path(self, namespace: tuple[str, ...]) -> str:
         """The hidden file of the namespace's ``index=False`` items (``users/alice/.store.unindexed.md``).
@@ -155,7 +185,7 @@ class MarkdownBaseStore(BaseStore):
         Raises:
             InvalidNamespaceError: for an empty namespace or a bad label.
         """
-        return namespace_file(namespace, self._hidden_name)
+        return self._files.path(namespace, indexed=False)
 
     # -- BaseStore ----------------------------------------------------------------------
 
@@ -179,7 +209,7 @@ class MarkdownBaseStore(BaseStore):
             self._flush(pending)
             pending = []
             if isinstance(op, GetOp):
-                results[i] = self._get(op.namespace, op.key)
+                results[i] = self._get(op)
             elif isinstance(op, SearchOp):
                 results[i] = self._search(op)
             elif isinstance(op, ListNamespacesOp):
@@ -195,13 +225,17 @@ class MarkdownBaseStore(BaseStore):
 
     # -- get / put ----------------------------------------------------------------------
 
-    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
+    def _get(self, op: GetOp) -> Item | None:
         try:
-            check_key(key)
+            check_key(op.key)
         except ValueError:
             return None  # such a key can never have been stored
-        found = find_item(key, *self._read_namespace(namespace))
-        return None if found is None else to_item(namespace, found)
+        found = find_item(op.key, *self._files.read_namespace(op.namespace))
+        if found is None or self._omitted(found):
+            return None
+        if op.refresh_ttl:
+            self._refresh([(op.namespace, found)])
+        return to_item(op.namespace, found)
 
     def _flush(self, puts: Sequence[PutOp]) -> None:
         by_namespace: dict[tuple[str, ...], list[Change]] = {}
@@ -210,27 +244,18 @@ class MarkdownBaseStore(BaseStore):
                 change = Change(op.key, None)
             else:
                 check_key(op.key)
-                change = Change(op.key, self._redacted(op.value), indexed=op.index is not False)
+                change = Change(op.key, redacted_value(op.value, self._memory.redact), op.index is not False,
+                                ttl=None if op.ttl is None else check_ttl(op.ttl))
             by_namespace.setdefault(tuple(op.namespace), []).append(change)
         for namespace, changes in by_namespace.items():
             self._write(namespace, changes)
 
-    def _redacted(self, value: Any) -> Any:
-        """``value`` with secrets in its strings redacted, as every other write of the memory is."""
-        if isinstance(value, str):
-            return self._memory.redact(value)
-        if isinstance(value, dict):
-            return {key: self._redacted(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [self._redacted(item) for item in value]
-        return value
-
     def _write(self, namespace: tuple[str, ...], changes: list[Change]) -> None:
-        now = dt.datetime.now(dt.UTC)
+        now = self._clock()
         # One lock (re-entrant) from the reads to the last write: two writers to a namespace never lose
         # each other's items, and no other writer sees a move half done.
         with self._memory.locked():
-            steps = plan_changes(changes, *self._read_namespace(namespace), now=now)
+            steps = plan_changes(changes, *self._files.read_namespace(namespace), now=now)
             for step in steps:
                 self._apply(namespace, step, now)
 
@@ -238,13 +263,13 @@ class MarkdownBaseStore(BaseStore):
         """Make one write of a plan (the memory notes the change for its index)."""
         rel = self.namespace_path(namespace) if step.indexed else self.unindexed_path(namespace)
         preamble = namespace_preamble(namespace, indexed=step.indexed)
-        fallback = self._mtime(rel)
+        fallback = self._files.mtime(rel)
 
         def rewrite(old: str | None) -> str | None:
             return apply_changes(old, step.changes, now=now, preamble=preamble, fallback_time=fallback)
 
         logger.debug("store: applying %d change(s) to %s", len(step.changes), rel)
-        if not step.indexed and only_preamble(rewrite(self._text(rel)), preamble):
+        if not step.indexed and only_preamble(rewrite(self._files.text(rel)), preamble):
             self._memory.remove(rel)  # its last item left: no empty hidden file lingers
             return
         self._memory.update(rel, rewrite)
@@ -257,16 +282,19 @@ class MarkdownBaseStore(BaseStore):
         if op.query:
             ranked = self._query_search(op, prefix)
         else:
-            found = [
-                (item, None)
-                for namespace in self._namespaces(prefix)
-                for item in (to_item(namespace, s) for s in merged_items(*self._read_namespace(namespace)))
-                if value_matches(item.value, op.filter)
+            found: list[tuple[_Found, float | None]] = [
+                ((namespace, stored), None)
+                for namespace in self._files.namespaces(prefix)
+                for stored in merged_items(*self._files.read_namespace(namespace))
+                if value_matches(stored.value, op.filter) and not self._omitted(stored)
             ]
-            ranked = sorted(found, key=lambda pair: pair[0].updated_at, reverse=True)
-        return [to_search_item(item, score) for item, score in ranked[op.offset : op.offset + op.limit]]
+            ranked = sorted(found, key=lambda pair: pair[0][1].updated_at, reverse=True)
+        page = ranked[op.offset : op.offset + op.limit]
+        if op.refresh_ttl:
+            self._refresh([found for found, _ in page])
+        return [to_search_item(to_item(*found), score) for found, score in page]
 
-    def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[tuple[Item, float | None]]:
+    def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[tuple[_Found, float | None]]:
         """Every indexed item under ``prefix`` passing the filter: by similarity to the query, best first.
 
         As in LangGraph's stores, the query ranks and never cuts: the memory's ``min_score`` does not
@@ -274,46 +302,77 @@ class MarkdownBaseStore(BaseStore):
         keyword-only memory, say) follow the scored ones, newest first, with ``score=None``.
         """
         assert op.query is not None
-        candidates = {
-            (namespace, stored.key): to_item(namespace, stored)
-            for namespace in self._namespaces(prefix)
-            for stored in indexed_items(self._read(self.namespace_path(namespace)))
-            if value_matches(stored.value, op.filter)
+        candidates: dict[Ident, _Found] = {
+            (namespace, stored.key): (namespace, stored)
+            for namespace in self._files.namespaces(prefix)
+            for stored in indexed_items(self._files.read(self.namespace_path(namespace)))
+            if value_matches(stored.value, op.filter) and not self._omitted(stored)
         }
-        scores = self._query_scores(op.query, prefix, candidates, want=op.offset + op.limit)
+        scores = query_scores(self._files, op.query, prefix, candidates, want=op.offset + op.limit)
         scored = sorted(((candidates[ident], score) for ident, score in scores.items()),
-                        key=lambda pair: (-pair[1], -pair[0].updated_at.timestamp()))
-        rest = sorted((item for ident, item in candidates.items() if ident not in scores),
-                      key=lambda item: item.updated_at, reverse=True)
-        return [*scored, *((item, None) for item in rest)]
+                        key=lambda pair: (-pair[1], -pair[0][1].updated_at.timestamp()))
+        rest = sorted((found for ident, found in candidates.items() if ident not in scores),
+                      key=lambda found: found[1].updated_at, reverse=True)
+        return [*scored, *((found, None) for found in rest)]
 
-    def _query_scores(self, query: str, prefix: tuple[str, ...], candidates: Mapping[_Ident, Item], *,
-                      want: int) -> dict[_Ident, float]:
-        """The pipeline's score of each candidate it recalls (an item's best chunk), as far as needed.
+    # -- TTL -------------------------------------------------------------------------
 
-        Other memory files share the ranking, so the pool widens until ``want`` candidates are
-        scored, every candidate is, or the pipeline has nothing more to give.
+    def sweep_ttl(self) -> int:
+        """Delete every item whose expiry has passed, from both files of every namespace; returns how many.
+
+        Each namespace is read and rewritten under the memory's lock, so an item put again
+        meanwhile (with a new expiry) is never deleted.
         """
-        config = self._memory.config.merged(min_score=0.0, mmr={"enabled": False}, access_weight=0.0)
-        pool = min(max(2 * want, 10), _MAX_QUERY_POOL)
-        while True:
-            hits = self._memory.search_detailed(query, max_results=pool, config=config).hits
-            cache: dict[str, ParsedFile | None] = {}
-            scores: dict[_Ident, float] = {}
-            for hit in hits:  # best first, so an item's first hit is its best chunk
-                namespace = self._namespace_of(hit.path)
-                if namespace is None or namespace[: len(prefix)] != prefix:
-                    continue
-                if hit.path not in cache:
-                    cache[hit.path] = self._read(hit.path)
-                for stored in indexed_items(cache[hit.path]):
-                    ident = (namespace, stored.key)
-                    overlaps = stored.start_line <= hit.end_line and hit.start_line <= stored.end_line
-                    if overlaps and ident in candidates and ident not in scores:
-                        scores[ident] = hit.score
-            if len(scores) >= min(want, len(candidates)) or len(hits) < pool or pool >= _MAX_QUERY_POOL:
-                return scores
-            pool = min(pool * 4, _MAX_QUERY_POOL)
+        swept = 0
+        for namespace in self._files.namespaces(()):
+            with self._memory.locked():
+                now = self._clock()
+                expired = [stored.key for stored in merged_items(*self._files.read_namespace(namespace))
+                           if stored.expiry is not None and stored.expiry.passed(now)]
+                if expired:
+                    self._write(namespace, [Change(key, None) for key in expired])
+                    swept += len(expired)
+        return swept
+
+    async def asweep_ttl(self) -> int:
+        """Async twin of :meth:`sweep_ttl`."""
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Sweep expired items every ``sweep_interval_minutes`` (else the config's, else 5) on a thread.
+
+        Without a ``ttl`` config nothing starts and the future is already done, as in
+        ``SqliteStore``. Cancel the future or call :meth:`stop_ttl_sweeper` to stop it (before
+        closing the memory).
+        """
+        config = self.ttl_config
+        interval = sweep_interval_minutes or (config.get("sweep_interval_minutes") if config else None) or 5
+        return self._sweeper.start(float(interval) if config else None)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; True when it stopped (or never ran), False when ``timeout`` came first."""
+        return self._sweeper.stop(timeout)
+
+    def __del__(self) -> None:
+        sweeper = getattr(self, "_sweeper", None)
+        if sweeper is not None:
+            sweeper.stop(timeout=0.1)
+
+    def _omitted(self, stored: StoredItem) -> bool:
+        """True when reads leave ``stored`` out: it has expired and the config sets ``omit_expired``."""
+        return bool(self.ttl_config and self.ttl_config.get("omit_expired")) and \
+            stored.expiry is not None and stored.expiry.passed(self._clock())
+
+    def _refresh(self, found: Sequence[_Found]) -> None:
+        """Push the expiry of each item in ``found`` that has a TTL to now plus its TTL (a read's refresh)."""
+        keys: dict[tuple[str, ...], set[str]] = {}
+        for namespace, stored in found:
+            if stored.expiry is not None and stored.expiry.minutes is not None:
+                keys.setdefault(namespace, set()).add(stored.key)
+        for namespace, names in keys.items():
+            self._files.refresh(namespace, names, self._clock())
 
     # -- namespaces -----------------------------------------------------------------
 
@@ -323,57 +382,13 @@ class MarkdownBaseStore(BaseStore):
             raise MemoryInputError(f"max_depth must be 0 or more, got {op.max_depth}")
         namespaces = [
             namespace
-            for namespace in self._namespaces(())
+            for namespace in self._files.namespaces(())
             if all(namespace_matches(condition, namespace) for condition in op.match_conditions or ())
-            and any(parsed is not None and parsed.items for parsed in self._read_namespace(namespace))
+            and any(not self._omitted(item) for item in merged_items(*self._files.read_namespace(namespace)))
         ]
         if op.max_depth is not None:
             namespaces = list({namespace[: op.max_depth] for namespace in namespaces})
         return sorted(namespaces)[op.offset : op.offset + op.limit]
 
-    def _namespaces(self, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
-        """Every namespace under ``prefix`` whose folder holds either of its files, sorted."""
-        names = (self._file_name, self._hidden_name)
-        found: set[tuple[str, ...]] = set()
-        for rel in self._memory.list_files(include_unindexed=True):
-            *folders, name = rel.split("/")
-            namespace = tuple(folders)
-            if name in names and namespace and namespace[: len(prefix)] == prefix \
-                    and all(is_label(label) for label in namespace):
-                found.add(namespace)
-        return sorted(found)
-
-    def _namespace_of(self, rel: str) -> tuple[str, ...] | None:
-        parts = PurePosixPath(rel).parts
-        if len(parts) < 2 or parts[-1] != self._file_name:
-            return None
-        namespace = tuple(parts[:-1])
-        try:
-            check_labels(namespace)
-        except InvalidNamespaceError:
-            return None  # a folder a namespace could not have made (e.g. "v1.2") is not ours
-        return namespace
-
-    # -- files ------------------------------------------------------------------------
-
-    def _read_namespace(self, namespace: tuple[str, ...]) -> tuple[ParsedFile | None, ParsedFile | None]:
-        """The namespace's (indexed, unindexed) files parsed now; readers prefer the first."""
-        return self._read(self.namespace_path(namespace)), self._read(self.unindexed_path(namespace))
-
-    def _read(self, rel: str) -> ParsedFile | None:
-        """A namespace file parsed now (never cached), or ``None`` when it does not exist."""
-        text = self._text(rel)
-        return None if text is None else parse_sections(text, fallback_time=self._mtime(rel))
-
-    def _text(self, rel: str) -> str | None:
-        if not self._memory.exists(rel):  # the path guard raises for escapes
-            return None
-        return self._memory.get(rel)
-
-    def _mtime(self, rel: str) -> dt.datetime:
-        stat = self._memory.stat(rel)
-        seconds = stat[0] / 1e9 if stat is not None else 0.0
-        return dt.datetime.fromtimestamp(seconds, dt.UTC)
-
     def __repr__(self) -> str:
-        return f"MarkdownBaseStore({str(self._memory.memory_dir)!r}, file_name={self._file_name!r})"
+        return f"MarkdownBaseStore({str(self._memory.memory_dir)!r}, file_name={self._files.file_name!r})"

@@ -21,13 +21,15 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .sections import ParsedFile, StoredItem, parse_sections, render_file, render_item
+from .expiry import Expiry
+from .sections import ParsedFile, StoredItem, parse_sections, render_file, render_item, with_expiry
 
-__all__ = ["Change", "FileChanges", "apply_changes", "find_item", "merged_items", "plan_changes"]
+__all__ = ["Change", "FileChanges", "apply_changes", "find_item", "merged_items", "plan_changes",
+           "refresh_expiries"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +39,15 @@ class Change:
     ``indexed`` picks the file in :func:`plan_changes` (the visible namespace
     file, or the hidden unindexed one when False); :func:`apply_changes` ignores
     it. ``created_at``, when set, is the item's creation time whatever the file
-    holds (an item moving in from the other file keeps its own).
+    holds (an item moving in from the other file keeps its own). ``ttl`` (minutes) makes the
+    item expire that long after the write; ``None`` never.
     """
 
     key: str
     value: Mapping[str, Any] | None
     indexed: bool = True
     created_at: dt.datetime | None = None
+    ttl: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +86,8 @@ def apply_changes(
                 changed = True
             continue
         created = change.created_at or (entries[positions[0]][2] if positions else now)
-        section = render_item(change.key, change.value, created_at=created, updated_at=now)
+        expiry = Expiry.after(change.ttl, now) if change.ttl is not None else None
+        section = render_item(change.key, change.value, created_at=created, updated_at=now, expiry=expiry)
         if positions:
             entries[positions[0]] = (change.key, section, created)
             entries = [entry for i, entry in enumerate(entries) if i not in positions[1:]]
@@ -92,6 +97,29 @@ def apply_changes(
     if not changed or (parsed is None and not entries):
         return None
     return render_file(head, (entry[1] for entry in entries))
+
+
+def refresh_expiries(text: str | None, keys: Collection[str], *, now: dt.datetime,
+                     fallback_time: dt.datetime) -> str | None:
+    """``text`` with the expiry of each item of ``keys`` that has a TTL pushed to ``now`` plus it.
+
+    Only those items' md-memory lines change (their timestamps stay: a read is no update);
+    ``None`` when nothing changes.
+    """
+    if text is None:
+        return None
+    lines = text.split("\n")
+    changed = False
+    for item in parse_sections(text, fallback_time=fallback_time).items:
+        if item.key not in keys or item.expiry is None:
+            continue
+        refreshed = item.expiry.refreshed(now)
+        if refreshed == item.expiry:
+            continue
+        meta = item.start_line  # the line below the heading, 0-based
+        lines[meta] = with_expiry(lines[meta], refreshed)
+        changed = True
+    return "\n".join(lines) if changed else None
 
 
 def find_item(key: str, *files: ParsedFile | None) -> StoredItem | None:
@@ -149,7 +177,8 @@ def plan_changes(
             deleted.append(key)
             continue
         existing = None if recreated else find_item(key, visible, hidden)
-        placed = Change(key, change.value, change.indexed, existing.created_at if existing else now)
+        placed = Change(key, change.value, change.indexed, existing.created_at if existing else now,
+                        change.ttl)
         (to_visible if change.indexed else to_hidden).append(placed)
     moved_in = [c.key for c in to_visible if c.key in in_hidden]
     moved_out = [c.key for c in to_hidden if c.key in in_visible]

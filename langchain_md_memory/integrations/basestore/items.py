@@ -11,13 +11,15 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from typing import Any
 
 from langgraph.store.base import Item, SearchItem
 
 from ...errors import MemoryInputError
 from .sections import ParsedFile, StoredItem, parse_sections
 
-__all__ = ["check_page", "indexed_items", "only_preamble", "to_item", "to_search_item"]
+__all__ = ["check_page", "indexed_items", "only_preamble", "redacted_value", "to_item", "to_search_item"]
 
 
 def only_preamble(text: str | None, preamble: str) -> bool:
@@ -60,3 +62,14 @@ def to_search_item(item: Item, score: float | None) -> SearchItem:
         updated_at=item.updated_at,
         score=score,
     )
+
+
+def redacted_value(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` with ``redact`` applied to every string in it, as every other write of the memory is."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: redacted_value(item, redact) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redacted_value(item, redact) for item in value]
+    return value

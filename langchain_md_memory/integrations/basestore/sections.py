@@ -1,7 +1,8 @@
 """The namespace files of the LangGraph store: ``## <key>`` sections, parsed and rendered.
 
 An item is a ``## <key>`` heading directly followed by one ``<!-- md-memory: {...} -->``
-line holding its timestamps and the fields that are not its text. The body is
+line holding its timestamps and the fields that are not its text, and, for an item with a
+TTL, its expiry in a comment after it (see :mod:`.expiry`). The body is
 ``value["content"]`` as plain Markdown when that round-trips exactly, else the
 whole value as a fenced ``json`` block. Anything before the first item (the
 preamble) is the file's own notes and is kept as written; so is every item a
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import MemoryInputError
+from .expiry import Expiry, parse_expiry
 
 __all__ = [
     "ParsedFile",
@@ -48,12 +50,14 @@ __all__ = [
     "parse_sections",
     "render_file",
     "render_item",
+    "with_expiry",
 ]
 
 logger = logging.getLogger(__name__)
 
 _META_PREFIX = "<!-- md-memory: "
-_META_RE = re.compile(r"^<!-- md-memory: (.*) -->[ \t]*$")
+# JSON in the line escapes '<' and '>', so the first " -->" ends it; an expiry comment may follow.
+_META_RE = re.compile(r"^<!-- md-memory: (.*?) -->([ \t]*<!--[ \t]*expires:.*?-->)?[ \t]*$")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _CLOSING_HASHES_RE = re.compile(r"(?:^|\s)#+$")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
@@ -69,7 +73,8 @@ class StoredItem:
     item (blank separator lines included). ``source`` is those lines verbatim.
     ``indexed`` is False only for an item whose metadata line carries
     ``"index": false`` (written by hand: the store marks unindexed items by
-    keeping them in the hidden file instead).
+    keeping them in the hidden file instead). ``expiry`` is ``None`` for an item
+    that never expires.
     """
 
     key: str
@@ -80,6 +85,7 @@ class StoredItem:
     start_line: int
     end_line: int
     source: str
+    expiry: Expiry | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +181,9 @@ def render_item(
     *,
     created_at: dt.datetime,
     updated_at: dt.datetime,
+    expiry: Expiry | None = None,
 ) -> str:
-    """One item's section text (heading, metadata line, body), ending in a newline.
+    """One item's section text (heading, metadata line and ``expiry``, body), ending in a newline.
 
     Raises:
         ValueError: for a bad key or a value that is not a JSON object.
@@ -193,8 +200,17 @@ def render_item(
     else:
         meta["format"] = "json"
         body = f"```json\n{_dumps(value, indent=2)}\n```"
-    head = f"## {key}\n{_META_PREFIX}{_escape_html(_dumps(meta))} -->\n"
+    after = f" {expiry.comment()}" if expiry is not None else ""
+    head = f"## {key}\n{_META_PREFIX}{_escape_html(_dumps(meta))} -->{after}\n"
     return f"{head}\n{body}\n" if body else head
+
+
+def with_expiry(meta_line: str, expiry: Expiry | None) -> str:
+    """An item's md-memory line with its expiry comment replaced by ``expiry``'s (none for ``None``)."""
+    match = _META_RE.match(meta_line)
+    if match is None:
+        return meta_line
+    return meta_line[: match.end(1)] + " -->" + (f" {expiry.comment()}" if expiry is not None else "")
 
 
 def render_file(preamble: str, sections: Iterable[str]) -> str:
@@ -235,6 +251,7 @@ def _parse_item(lines: list[str], start: int, end: int, fallback_time: dt.dateti
         start_line=start + 1,
         end_line=end + 1,
         source="\n".join(lines[start : end + 1]),
+        expiry=parse_expiry(meta_match[2]) if meta_match is not None and meta_match[2] else None,
     )
 
 

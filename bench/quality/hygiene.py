@@ -1,0 +1,163 @@
+"""``python -m bench.quality.hygiene``: do dedup and supersede cost retrieval, and does the current fact win?
+
+Four memories, built in one run with the default config and the same model:
+
+- ``plain``: the dev set as written (what ``python -m bench.quality`` measures);
+- ``dedup``: the same files replayed into an empty memory through ``mem.remember`` (dedup on), so
+  facts a file already states are left out; gold is found again by its text (a gold line dedup
+  dropped counts as missed);
+- ``both live``: ``plain`` plus each case of ``bench/quality_data/superseded.json``: its old
+  statement, then its new one, appended to its file (a memory without supersede);
+- ``superseded``: ``plain`` plus each old statement, then ``mem.supersede(old, new)``.
+
+Reported: R@5 on the dev questions for each memory, and on the cases' questions how often the
+current fact ranks above the old one (found in the top 10, and the old one absent or below it)
+and how often it is the first hit. A hit "holds" a statement when its text contains it.
+
+Example:
+    .. code-block:: bash
+
+        python -m bench.quality.hygiene                   # local model
+        python -m bench.quality.hygiene --embeddings none # keyword-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_md_memory import MarkdownMemory
+
+from .configs import build_spec
+from .dataset import GoldRef, MemorySet, Query, write_tree
+from .devset import load_dev
+from .embedder import QueryCachedEmbeddings, make_embeddings
+from .metrics import summarise
+from .run import DEPTH, build, evaluate
+
+__all__ = ["CASES_FILE", "load_cases", "main"]
+
+CASES_FILE = Path(__file__).resolve().parents[1] / "quality_data" / "superseded.json"
+
+
+def load_cases(path: Path = CASES_FILE) -> list[dict[str, Any]]:
+    """The superseded-fact cases: ``{"id", "file", "old", "new", "queries"}`` each."""
+    cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cases"]
+    return cases
+
+
+def _open(folder: Path, embeddings: QueryCachedEmbeddings | None) -> MarkdownMemory:
+    return MarkdownMemory(folder, embeddings=embeddings if embeddings is not None else "none")
+
+
+def _replayed(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | None) -> MemorySet:
+    """The dev memory written through ``remember`` (dedup on), its gold found again by its text."""
+    with _open(folder, embeddings) as mem:
+        for rel, text in dev.documents.items():
+            if rel.startswith("sessions/"):  # transcripts are logs, not remembered facts
+                (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+                (folder / rel).write_text(text, encoding="utf-8")
+            else:
+                mem.remember(text, file=rel)
+        written = {rel: mem.get(rel) for rel in dev.documents}
+
+    def moved(ref: GoldRef) -> GoldRef:
+        assert ref.start_line is not None and ref.end_line is not None
+        lines = dev.documents[ref.path].split("\n")[ref.start_line - 1 : ref.end_line]
+        at = written[ref.path].find("\n".join(lines))
+        if at < 0:
+            return GoldRef(ref.path, -1, -1)  # dropped by dedup: never found
+        start = written[ref.path].count("\n", 0, at) + 1
+        return GoldRef(ref.path, start, start + len(lines) - 1)
+
+    queries = [Query(q.qid, q.text, q.category, tuple(tuple(moved(r) for r in group) for group in q.gold))
+               for q in dev.queries]
+    return MemorySet("dedup", written, queries)
+
+
+def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | None,
+                cases: Sequence[dict[str, Any]], *, supersede: bool) -> None:
+    write_tree(folder, dev.documents)
+    with _open(folder, embeddings) as mem:
+        for case in cases:
+            mem.append(f"- {case['old']}", file=case["file"])
+            if supersede:
+                if not mem.supersede(case["old"], case["new"], file=case["file"]):
+                    raise RuntimeError(f"case {case['id']}: old statement not found to supersede")
+            else:
+                mem.append(f"- {case['new']}", file=case["file"])
+        mem.sync()
+
+
+def _rank(hits: Sequence[Any], text: str) -> int | None:
+    return next((i for i, hit in enumerate(hits, 1) if text in hit.text), None)
+
+
+def current_wins(folder: Path, embeddings: QueryCachedEmbeddings | None,
+                 cases: Sequence[dict[str, Any]]) -> dict[str, float | int]:
+    """Over the cases' questions: the share where the new statement outranks the old, and is first."""
+    above = first = asked = 0
+    with _open(folder, embeddings) as mem:
+        for case in cases:
+            for question in case["queries"]:
+                hits = mem.search(question, max_results=DEPTH)
+                new, old = _rank(hits, case["new"]), _rank(hits, case["old"])
+                asked += 1
+                above += new is not None and (old is None or new < old)
+                first += new == 1 and old != 1
+    return {"questions": asked, "current_above_old": above / asked, "current_first": first / asked}
+
+
+def _r_at_5(folder: Path, mset: MemorySet, embeddings: QueryCachedEmbeddings | None) -> float:
+    answerable = [q for q in mset.queries if q.gold]
+    outcomes = evaluate(folder, answerable, build_spec("default", {}), embeddings)
+    value = summarise(outcomes).r5
+    assert value is not None
+    return value
+
+
+def run(embeddings: QueryCachedEmbeddings | None, workdir: Path,
+        log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
+    """Build the four memories under ``workdir`` and measure them; every number, as a dict."""
+    dev, cases = load_dev(), load_cases()
+    started = time.perf_counter()
+    result: dict[str, Any] = {"cases": len(cases)}
+    build(workdir / "plain", dev, embeddings)
+    result["plain"] = {"dev_r5": _r_at_5(workdir / "plain", dev, embeddings)}
+    log("plain built and measured")
+    replayed = _replayed(dev, workdir / "dedup", embeddings)
+    result["dedup"] = {"dev_r5": _r_at_5(workdir / "dedup", replayed, embeddings),
+                       "lines_dropped": sum(len(dev.documents[r].split("\n")) - len(t.split("\n"))
+                                            for r, t in replayed.documents.items())}
+    log("dedup replay built and measured")
+    for name, supersede in (("both live", False), ("superseded", True)):
+        folder = workdir / name.replace(" ", "-")
+        _with_cases(dev, folder, embeddings, cases, supersede=supersede)
+        result[name] = {"dev_r5": _r_at_5(folder, dev, embeddings), **current_wins(folder, embeddings, cases)}
+        log(f"{name} built and measured")
+    result["seconds"] = time.perf_counter() - started
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.quality.hygiene",
+                                     description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--embeddings", default="local", help="as python -m bench.quality (default: local)")
+    parser.add_argument("--workdir", type=Path, help="where the memories are built (default: a temp folder)")
+    args = parser.parse_args(argv)
+    embeddings = make_embeddings(args.embeddings)
+    with tempfile.TemporaryDirectory(prefix="md-memory-hygiene-") as tmp:
+        result = run(embeddings, args.workdir or Path(tmp))
+    result["embeddings"] = args.embeddings if embeddings is None else embeddings.model
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
