@@ -3,8 +3,9 @@
 A :class:`WriteRedactor` replaces what the transcripts module treats as a secret
 (API keys, bearer tokens, AWS and GitHub keys, private keys, ``password=...``
 assignments, passwords inside URLs) plus, when asked, e-mail addresses, phone
-numbers and payment-card numbers (the last only when the digits pass the Luhn
-check, so an order number is left alone), plus patterns of your own. Each
+numbers and payment-card numbers (the last only when the digits start as a card
+network's numbers do, have one of its lengths and pass the Luhn check, so an order
+or a frequent-flyer number is left alone), plus patterns of your own. Each
 redacted span becomes ``[redacted: <label>]``, so a person reading the file sees
 that something was there and what kind of thing it was.
 
@@ -20,6 +21,7 @@ Example:
         assert r.redact("key sk-abcdefghijklmnopqrstu") == "key [redacted: api key]"
         assert r.redact("card 4111 1111 1111 1111") == "card [redacted: card number]"
         assert r.redact("order 1234 5678 9012 3456") == "order 1234 5678 9012 3456"  # not Luhn-valid
+        assert r.redact("miles 9920 1188 4471 035") == "miles 9920 1188 4471 035"  # no card network's
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 
 from .secrets import LABELLED_SECRET_PATTERNS, URL_PASSWORD_PATTERN
 
-__all__ = ["OPTIONAL_PATTERNS", "WriteRedactor", "luhn_valid", "redaction_mark"]
+__all__ = ["OPTIONAL_PATTERNS", "WriteRedactor", "card_number_like", "luhn_valid", "redaction_mark"]
 
 OPTIONAL_PATTERNS: dict[str, tuple[str, str]] = {
     "email": ("e-mail", r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"),
@@ -61,6 +63,24 @@ def luhn_valid(digits: str) -> bool:
                 n -= 9
         total += n
     return total % 10 == 0
+
+
+# Issuer prefixes of the card networks (ISO/IEC 7812) and the lengths each issues.
+_CARD_NETWORKS = tuple((re.compile(prefix), lengths) for prefix, lengths in (
+    (r"4", (13, 16, 19)),  # Visa
+    (r"5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720", (16,)),  # Mastercard
+    (r"3[47]", (15,)),  # American Express
+    (r"3(?:0[0-5]|[689])", tuple(range(14, 20))),  # Diners Club
+    (r"35(?:2[89]|[3-8]\d)", tuple(range(16, 20))),  # JCB
+    (r"5[06-9]|6", tuple(range(13, 20))),  # Maestro, Discover, UnionPay, RuPay
+))
+
+
+def card_number_like(text: str) -> bool:
+    """True when the digits of ``text`` could be a payment card: a network's prefix and length, Luhn-valid."""
+    digits = "".join(ch for ch in text if ch.isdigit())
+    return luhn_valid(digits) and any(
+        prefix.match(digits) and len(digits) in lengths for prefix, lengths in _CARD_NETWORKS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +120,7 @@ class WriteRedactor:
         for kind in ("email", "card", "phone"):
             if kind in chosen:
                 label, regex = OPTIONAL_PATTERNS[kind]
-                check = luhn_valid if kind == "card" else _phone_like if kind == "phone" else None
+                check = card_number_like if kind == "card" else _phone_like if kind == "phone" else None
                 rules.append(_Rule(label, re.compile(regex), check))
         for label, regex in (patterns or {}).items():
             rules.append(_Rule(label, re.compile(regex)))

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_md_memory.redaction import WriteRedactor, luhn_valid
+from langchain_md_memory.redaction import WriteRedactor, card_number_like, luhn_valid
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -47,3 +47,14 @@ def test_redacting_twice_changes_nothing(text):
     r = WriteRedactor(("email", "phone", "card"))
     once = r.redact(text)
     assert r.redact(once) == once
+
+
+def test_a_card_number_needs_a_card_networks_prefix_and_length():
+    # All four pass the Luhn check; only the first two are numbers a card network issues.
+    assert card_number_like("4111 1111 1111 1111") and card_number_like("3782 822463 10005")  # Visa, Amex
+    assert not card_number_like("9920 1188 4471 035")  # a frequent-flyer number
+    assert not card_number_like("3782 8224 6310 0052")  # an Amex prefix, but Amex numbers have 15 digits
+    assert all(luhn_valid(n) for n in ("9920 1188 4471 035", "3782 8224 6310 0052"))
+    r = WriteRedactor(kinds=("card",))
+    note = "Lufthansa Miles & More: 9920 1188 4471 035"
+    assert r.redact(note) == note
