@@ -267,7 +267,8 @@ def _interleaved(
         times["vector_with_embed"].append(_timed(_vector_with_embed, mem, q, pool))
         times["hybrid"].append(_timed(mem.search, q))
         times["b"].append(_timed(floor.top_k, v, pool))
-        ours = matrix_of().top_k(v, pool)
+        # Exactness against the baselines: plain cosines (a two-script memory's search offsets them).
+        ours = matrix_of().top_k(v, pool, offsets=False)
         agree["b"].append(_overlap(floor.top_k(v, pool), ours))
         bounded = [r.id for r, _ in mem.index.keyword_search(q, pool)]
         exact = [r.id for r, _ in _unbounded_keyword(mem, q, pool)]

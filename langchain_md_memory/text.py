@@ -27,17 +27,24 @@ from .stopwords import content_terms
 
 __all__ = [
     "CJK_CHAR_RE",
+    "SCRIPT_CJK",
+    "SCRIPT_OTHER",
     "estimate_tokens",
     "index_terms",
     "match_expression",
     "normalize_text",
     "query_terms",
+    "script_group",
     "token_set",
 ]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 CJK_CHAR_RE = re.compile(rf"[{_CJK}]")
+_LETTER_RE = re.compile(rf"[^\W\d_{_CJK}]")
+
+SCRIPT_OTHER, SCRIPT_CJK = 0, 1
+"""The script groups of :func:`script_group`."""
 
 
 # Zero-width characters (space, joiners, word joiner, BOM) split words invisibly: dropped before tokenising.
@@ -114,3 +121,13 @@ def estimate_tokens(text: str) -> int:
     """Approximate model tokens: ~1 per CJK character, ~3.5 characters otherwise."""
     cjk = len(CJK_CHAR_RE.findall(text))
     return cjk + round((len(text) - cjk) / 3.5)
+
+
+def script_group(text: str) -> int:
+    """``SCRIPT_CJK`` when CJK characters outweigh the other letters of ``text``, else ``SCRIPT_OTHER``.
+
+    One CJK character weighs as much as a four-letter word: ``"Chen Weilin (陈蔚琳) likes tea"``
+    is ``SCRIPT_OTHER``, ``"爸爸的生日是 3 月 8 日 (Dad)"`` is ``SCRIPT_CJK``.
+    """
+    cjk = len(CJK_CHAR_RE.findall(text))
+    return SCRIPT_CJK if cjk and cjk * 4 > len(_LETTER_RE.findall(text)) else SCRIPT_OTHER

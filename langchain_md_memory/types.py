@@ -97,7 +97,9 @@ class MemorySearchResult:
     """One search hit, with every number that made its score.
 
     ``score`` is final. ``vector_score`` / ``keyword_score`` are the raw recall
-    scores in [0, 1] (``None`` when that path did not return the chunk);
+    scores in [0, 1] (``None`` when that path did not return the chunk; the cosine
+    is offset for the chunk's script in a memory of two, see
+    :mod:`langchain_md_memory.index.scripts`);
     ``merged_score`` is their weighted sum; ``weight`` the source/access
     multiplier; ``decay`` the temporal-decay multiplier (1.0 for evergreen);
     ``relevance_rank`` the 1-based rank before MMR reordered the hits;

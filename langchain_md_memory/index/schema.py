@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     hash TEXT NOT NULL,
     embed_hash TEXT NOT NULL,
     context TEXT NOT NULL DEFAULT '',
+    script INTEGER NOT NULL DEFAULT 0,
     file_kind TEXT NOT NULL,
     updated_at REAL NOT NULL,
     n_terms INTEGER NOT NULL DEFAULT 0,
@@ -198,7 +199,8 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
             )
         # A foreign database with our table names but other columns fails here.
-        conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embedding, c.embed_hash, c.context FROM chunks c LIMIT 1")
+        extra = ", ".join(f"c.{column}" for _, column, _ in _ADDED_COLUMNS)
+        conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embedding, c.embed_hash, {extra} FROM chunks c LIMIT 1")
         conn.execute("SELECT path, mtime_ns, size, hash, kind, indexed_at FROM files LIMIT 1").fetchall()
         conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
     except BaseException:
@@ -207,7 +209,10 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
     return conn
 
 
-_ADDED_COLUMNS = (("chunks", "context", "TEXT NOT NULL DEFAULT ''"),)
+_ADDED_COLUMNS = (
+    ("chunks", "context", "TEXT NOT NULL DEFAULT ''"),
+    ("chunks", "script", "INTEGER NOT NULL DEFAULT 0"),
+)
 """Columns added to schema version 1 after it shipped: an index without them gains them on open."""
 
 

@@ -23,14 +23,15 @@ from typing import cast
 
 import numpy as np
 
-from ..text import match_expression, query_terms
+from ..text import match_expression, query_terms, script_group
 from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
 from .connection import IndexConnection
 from .keyword import POSTINGS_BUDGET, bm25_score, bounded_terms, lucene_idf
 from .rows import ChunkRow, FileState, chunk_record
 from .schema import CHUNK_COLUMNS, SCHEMA_VERSION, connect, index_error, repair_if_inconsistent
-from .vectors import VectorMatrix, from_blob, to_blob
+from .scripts import ScriptVectors, load_script_vectors, scripts_of
+from .vectors import from_blob, to_blob
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
 
@@ -55,7 +56,7 @@ class MemoryIndex:
         self.cache = EmbeddingCache(self._db)
         """The embedding cache (vectors by content hash and embedding identity)."""
         self.path = path
-        self._vectors: VectorMatrix | None = None
+        self._vectors: ScriptVectors | None = None
         # FTS5 postings keyword recall may score per query (see keyword.bounded_terms).
         self.postings_budget = POSTINGS_BUDGET
         self._stats: tuple[int, int, float] | None = None
@@ -136,12 +137,13 @@ class MemoryIndex:
             removed = self._delete_chunks(conn, state.path)
             added_ids: list[int] = []
             added_vectors: list[np.ndarray] = []
+            added_groups: list[int] = []
             for row in rows:
                 rec = row.record
                 cur = conn.execute(
                     "INSERT INTO chunks(id, path, start_line, end_line, heading, text, hash, embed_hash, "
-                    "context, file_kind, updated_at, n_terms, embedding) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "context, script, file_kind, updated_at, n_terms, embedding) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         rec.id,
                         rec.path,
@@ -152,6 +154,7 @@ class MemoryIndex:
                         rec.hash,
                         row.embed_hash,
                         row.context,
+                        script_group(rec.text),
                         rec.file_kind,
                         rec.updated_at,
                         len(row.terms.split()),
@@ -163,6 +166,7 @@ class MemoryIndex:
                 if row.vector is not None:
                     added_ids.append(rowid)
                     added_vectors.append(row.vector)
+                    added_groups.append(script_group(rec.text))
             conn.execute(
                 "INSERT INTO files(path, mtime_ns, size, hash, kind, indexed_at) VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, size = excluded.size, "
@@ -172,7 +176,7 @@ class MemoryIndex:
             self._bump_generation(conn)
         if self._vectors is not None:
             self._vectors.remove(removed)
-            self._vectors.add(added_ids, added_vectors)
+            self._vectors.add(added_ids, added_vectors, added_groups)
             self._vectors.generation = self._generation()
         return len(removed), len(rows)
 
@@ -226,8 +230,9 @@ class MemoryIndex:
             )
             self._bump_generation(conn)
         if self._vectors is not None:
-            self._vectors.remove([rowid for rowid, _ in vectors])
-            self._vectors.add([r for r, _ in vectors], [v for _, v in vectors])
+            rowids = [rowid for rowid, _ in vectors]
+            groups = scripts_of(self._db, rowids)
+            self._vectors.add(rowids, [v for _, v in vectors], [groups.get(r, 0) for r in rowids])
             self._vectors.generation = self._generation()
 
     def clear_vectors(self) -> None:
@@ -345,17 +350,13 @@ class MemoryIndex:
         rows = self._db.query(sql, list(rowids))
         return {r[0]: chunk_record(r) for r in rows.fetchall()}
 
-    def _vector_matrix(self) -> VectorMatrix:
+    def _vector_matrix(self) -> ScriptVectors:
         generation = self._generation()
         with self._db.lock:
             if self._vectors is None or self._vectors.generation != generation:
-                # Another process changed the index (or first use): reload all vectors,
-                # streamed into one preallocated matrix (never every blob at once, never text).
-                expected = int(self._db.query("SELECT count(embedding) FROM chunks").fetchone()[0])
-                rows = self._db.stream("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL")
-                matrix = VectorMatrix.load(rows, expected)
-                matrix.generation = generation
-                self._vectors = matrix
+                # Another process changed the index (or first use): reload all vectors.
+                self._vectors = load_script_vectors(self._db)
+                self._vectors.generation = generation
             return self._vectors
 
     # -- health (for verify) -------------------------------------------------------

@@ -3,9 +3,11 @@
 import datetime as dt
 
 import pytest
+from langchain_core.embeddings import Embeddings
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig
 from langchain_md_memory.config import SEED_RANKING as SEED  # the seed's formulas, checked number by number
+from langchain_md_memory.text import script_group
 from tests.support.embeddings import AxisEmbeddings, cosine
 
 VOCAB = ["retire", "sixty", "million", "pension", "cash", "bond"]
@@ -223,3 +225,35 @@ def test_a_short_reply_is_found_through_the_question_it_answers(memory_dir):
     assert reply.relevance >= 0.45 and "blood" not in reply.text  # relevant; the context is not shown
     alone, hits = ranked(chunk_context_tokens=0)
     assert alone.relevance < 0.45 and hits[-1] == alone  # alone it means nothing: last, below the gym note
+
+
+class BilingualTopics(Embeddings):
+    """Topic counts (either language's word counts) plus a heavy axis for the language a text is in."""
+
+    TOPICS = (("birthday", "生日"), ("rent", "房租"), ("tea", "茶"), ("gym", "健身"), ("car", "车"))
+
+    def vector(self, text: str) -> list[float]:
+        low = text.lower()
+        topics = [float(low.count(en) + low.count(zh)) for en, zh in self.TOPICS]
+        return [*topics, 1.2 * (script_group(text) == 0), 1.2 * (script_group(text) == 1)]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.vector(text)
+
+
+def test_a_question_finds_its_answer_written_in_the_other_language(memory_dir):
+    # Every Chinese note is nearer a Chinese question than the English answer is, by raw cosine.
+    emb = BilingualTopics()
+    for i, (en, zh) in enumerate(BilingualTopics.TOPICS[1:] * 3):
+        (memory_dir / f"zh-{i}.md").write_text(f"# 笔记\n\n- 关于{zh}的安排没有变化。\n")
+        (memory_dir / f"en-{i}.md").write_text(f"# Note\n\n- Nothing changed about the {en} plan.\n")
+    (memory_dir / "family.md").write_text("# Family\n\n- Dad's birthday is on March 8.\n")
+    question = "爸爸的生日是哪天？"
+    asked, answer = emb.embed_query(question), emb.vector("# Family\n\n- Dad's birthday is on March 8.")
+    assert cosine(asked, answer) < cosine(asked, emb.vector("关于茶的安排没有变化"))
+    with MarkdownMemory(memory_dir, embeddings=emb) as mem:
+        hits = mem.search(question)
+    assert hits and hits[0].path == "family.md" and hits[0].relevance >= 0.45

@@ -1,0 +1,64 @@
+"""ScriptVectors: one matrix per script group, cosines offset by each group's background."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from langchain_md_memory.index.scripts import SCRIPT_CJK, SCRIPT_OTHER, ScriptVectors
+from langchain_md_memory.index.vectors import VectorMatrix
+from langchain_md_memory.text import script_group
+
+# Axes: five topics, then "written in English", then "written in Chinese".
+LANGUAGE = 1.2
+
+
+def note(topic: int, script: int) -> np.ndarray:
+    v = np.zeros(7)
+    v[topic] = 1.0
+    v[5 + script] = LANGUAGE
+    return v
+
+
+def test_an_answer_in_the_other_language_outranks_notes_that_only_share_the_question_language() -> None:
+    vectors = ScriptVectors()
+    # Ten Chinese notes on topics 1-4, ten English notes on them too, and the English answer (topic 0).
+    chinese = [note(1 + i % 4, SCRIPT_CJK) for i in range(10)]
+    english = [note(1 + i % 4, SCRIPT_OTHER) for i in range(10)] + [note(0, SCRIPT_OTHER)]
+    vectors.add(list(range(100, 110)), chinese, [SCRIPT_CJK] * 10)
+    vectors.add(list(range(200, 211)), english, [SCRIPT_OTHER] * 11)
+    question = note(0, SCRIPT_CJK)  # a Chinese question about topic 0
+
+    plain = VectorMatrix()
+    plain.add(list(range(100, 110)) + list(range(200, 211)), chinese + english)
+    assert plain.top_k(question, 1)[0][0] != 210  # by raw cosine, any Chinese note beats the answer
+
+    top = vectors.top_k(question, 3)
+    assert top[0][0] == 210 and top[0][1] > top[1][1] + 0.2
+    mean, spread = vectors.background(question) or (0.0, 0.0)
+    assert (top[0][1] - mean) / spread > 3  # it stands out like an answer in a one-language memory
+
+
+def test_a_memory_in_one_script_scores_plain_cosines() -> None:
+    rng = np.random.default_rng(7)
+    rows = [rng.normal(size=8) for _ in range(30)]
+    vectors, plain = ScriptVectors(), VectorMatrix()
+    vectors.add(list(range(30)), rows, [SCRIPT_OTHER] * 30)
+    plain.add(list(range(30)), rows)
+    query = rng.normal(size=8)
+    assert vectors.top_k(query, 5) == plain.top_k(query, 5)
+    assert vectors.background(query) == plain.background(query)
+
+
+def test_rows_move_between_groups_and_leave_on_remove() -> None:
+    vectors = ScriptVectors()
+    vectors.add([1, 2], [np.eye(3)[0], np.eye(3)[1]], [SCRIPT_OTHER, SCRIPT_OTHER])
+    vectors.add([2], [np.eye(3)[1]], [SCRIPT_CJK])  # the note was rewritten in Chinese
+    assert len(vectors) == 2
+    vectors.remove([1, 2])
+    assert len(vectors) == 0 and vectors.top_k(np.eye(3)[0], 3) == []
+
+
+def test_script_group_weighs_a_cjk_character_as_a_short_word() -> None:
+    assert script_group("爸爸的生日是 3 月 8 日 (Dad)") == SCRIPT_CJK
+    assert script_group("Chen Weilin (陈蔚琳) likes oolong tea") == SCRIPT_OTHER
+    assert script_group("") == SCRIPT_OTHER
