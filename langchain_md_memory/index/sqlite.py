@@ -23,11 +23,12 @@ from typing import cast
 
 import numpy as np
 
-from ..text import match_expression, query_terms
+from ..text import query_terms
 from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
 from .connection import IndexConnection
-from .keyword import POSTINGS_BUDGET, bm25_score, bounded_terms, lucene_idf
+from .keyword import POSTINGS_BUDGET
+from .keyword_topk import top_k
 from .rows import ChunkRow, FileState, chunk_record
 from .schema import CHUNK_COLUMNS, SCHEMA_VERSION, connect, index_error, repair_if_inconsistent
 from .vectors import VectorMatrix, from_blob, to_blob
@@ -56,7 +57,7 @@ class MemoryIndex:
         """The embedding cache (vectors by content hash and embedding identity)."""
         self.path = path
         self._vectors: VectorMatrix | None = None
-        # FTS5 postings keyword recall may score per query (see keyword.bounded_terms).
+        # FTS5 postings the first round of keyword recall may rank (see keyword_topk.top_k).
         self.postings_budget = POSTINGS_BUDGET
         self._stats: tuple[int, int, float] | None = None
 
@@ -252,34 +253,19 @@ class MemoryIndex:
             return self._keyword_search(query, limit)
 
     def _keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        terms = query_terms(query)
+        terms = query_terms(query)[:_FTS_MAX_TERMS]
         if not terms or limit <= 0:
             return []
-        terms = terms[:_FTS_MAX_TERMS]
         marks = ",".join("?" * len(terms))
         df = dict(
             self._db.query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall()
         )
-        # FTS5's ranking picks the candidates (bounded), ours orders them. Only rowids
-        # come out of FTS5, so no chunk text is read beyond the candidates' terms and the hits' records.
-        candidates = [r[0] for r in self._db.query(
-            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?",
-            (match_expression(bounded_terms(terms, df, self.postings_budget)), max(2 * limit, 32)),
-        ).fetchall()]
-        if not candidates:
-            return []
         n_docs, avg_len = self._corpus_stats()
-        idf = {t: lucene_idf(n_docs, df.get(t, 0)) for t in terms}
-        marks = ",".join("?" * len(candidates))
-        scored = [
-            (bm25_score(terms, indexed.split(), idf, avg_len), rowid)
-            for rowid, indexed in self._db.query(
-                f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({marks})", candidates
-            ).fetchall()
-        ]
-        scored.sort(key=lambda item: (-item[0], item[1]))
-        top = scored[:limit]
-        if not top:  # the candidates were deleted (another thread's or process's sync) between queries
+        # The exhaustive BM25 top ``limit``, read from a pool FTS5 ranks (see keyword_topk). Only rowids and
+        # the pool's terms come out of FTS5: no chunk text is read beyond the hits' records.
+        top = top_k(self._db.query, terms, df, n_docs=n_docs, avg_len=avg_len, limit=limit,
+                    budget=self.postings_budget)
+        if not top:  # no match, or the candidates were deleted (another thread's or process's sync)
             return []
         records = self._records_by_rowid([rowid for _, rowid in top])
         best = top[0][0]
