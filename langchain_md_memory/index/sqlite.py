@@ -31,7 +31,7 @@ from .keyword import POSTINGS_BUDGET
 from .keyword_topk import top_k
 from .rows import ChunkRow, FileState, chunk_record
 from .schema import CHUNK_COLUMNS, SCHEMA_VERSION, connect, index_error, repair_if_inconsistent
-from .vectors import VectorMatrix, from_blob, to_blob
+from .vectors import RESCORE_FACTOR, VectorDtype, VectorMatrix, from_blob, rescore, to_blob
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
 
@@ -49,8 +49,10 @@ class MemoryIndex:
     is opened with ``check_same_thread=False`` and every use holds one lock.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str, vector_dtype: VectorDtype = "float32") -> None:
         self._db = IndexConnection(conn, path)
+        self.vector_dtype: VectorDtype = VectorMatrix(vector_dtype).dtype  # validated
+        """How the in-memory matrix holds vectors (compact ones are re-scored from the stored float32)."""
         self.repaired: str | None = None
         """What opening this index found wrong and repaired, if anything."""
         self.cache = EmbeddingCache(self._db)
@@ -64,7 +66,8 @@ class MemoryIndex:
     # -- opening -----------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = 10_000) -> MemoryIndex:
+    def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = 10_000,
+             vector_dtype: VectorDtype = "float32") -> MemoryIndex:
         """Open (or create) the index at ``path``; see :func:`schema.connect` for what is rebuilt.
 
         Raises:
@@ -78,7 +81,7 @@ class MemoryIndex:
         except sqlite3.Error as exc:
             conn.close()
             raise index_error(exc, f"cannot check index {target}") from exc
-        index = cls(conn, target)
+        index = cls(conn, target, vector_dtype)
         index.repaired = repaired
         return index
 
@@ -281,11 +284,21 @@ class MemoryIndex:
         return self._stats[1], self._stats[2]
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """Cosine recall over the in-memory normalised matrix, scores clipped to [0, 1]."""
+        """Cosine recall over the in-memory normalised matrix, scores clipped to [0, 1].
+
+        A compact matrix (float16, int8) proposes ``RESCORE_FACTOR`` times the candidates; their
+        stored float32 vectors decide the order and the scores.
+        """
         # One snapshot from the generation check to the records: see keyword_search.
         with self._db.read_snapshot():
             matrix = self._vector_matrix()
-            top = matrix.top_k(query, limit)
+            top = matrix.top_k(query, limit if matrix.exact else limit * RESCORE_FACTOR)
+            if top and not matrix.exact:
+                rowids = [rowid for rowid, _ in top]
+                sql = "SELECT rowid, embedding FROM chunks WHERE rowid IN ({}) AND embedding IS NOT NULL"
+                rows = self._db.query(sql.format(",".join("?" * len(rowids))), rowids)
+                stored = {int(r[0]): from_blob(r[1]) for r in rows}
+                top = rescore(query, rowids, stored, limit)
             if not top:
                 return []
             by_rowid = self._records_by_rowid([rowid for rowid, _ in top])
@@ -336,7 +349,7 @@ class MemoryIndex:
                 # streamed into one preallocated matrix (never every blob at once, never text).
                 expected = int(self._db.query("SELECT count(embedding) FROM chunks").fetchone()[0])
                 rows = self._db.stream("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL")
-                matrix = VectorMatrix.load(rows, expected)
+                matrix = VectorMatrix.load(rows, expected, self.vector_dtype)
                 matrix.generation = generation
                 self._vectors = matrix
             return self._vectors
