@@ -92,7 +92,7 @@ class MemoryCore(AsyncMemoryMethods):
                 retries=self.config.embedding_retries,
             )
         )
-        handle = IndexHandle(self.store.root / INDEX_FILE)
+        handle = IndexHandle(self.store.root / INDEX_FILE, vector_dtype=config.vector_dtype)
         handle.sweep_rebuild_files()
         self.indexer = Indexer(self.store, handle, self.embedder, self.config, progress)
         self.state = StateFile(self.store)

@@ -23,6 +23,7 @@ from ..errors import MemoryIndexError
 from ..files.locks import pid_alive
 from .schema import remove_index_files
 from .sqlite import MemoryIndex
+from .vectors import VectorDtype
 
 __all__ = ["IN_MEMORY", "IndexHandle"]
 
@@ -43,8 +44,10 @@ class IndexHandle:
             index takes its place and :attr:`fallback` says why.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, vector_dtype: VectorDtype = "float32") -> None:
         self.path = os.fspath(path)
+        self.vector_dtype: VectorDtype = vector_dtype
+        """How every index this handle opens holds its vector matrix."""
         self.fallback: str | None = None
         """Why the index is in memory instead of at :attr:`path`, or ``None``."""
         self.lock = threading.RLock()
@@ -56,6 +59,7 @@ class IndexHandle:
         """A handle around an index that is already open (e.g. one being built)."""
         handle = cls.__new__(cls)
         handle.path, handle.fallback, handle.lock, handle._index = index.path, None, threading.RLock(), index
+        handle.vector_dtype = index.vector_dtype
         return handle
 
     @property
@@ -70,12 +74,12 @@ class IndexHandle:
 
     def _open(self) -> MemoryIndex:
         try:
-            return MemoryIndex.open(self.path)
+            return MemoryIndex.open(self.path, vector_dtype=self.vector_dtype)
         except MemoryIndexError as exc:
             # e.g. a read-only folder: keep answering from an in-memory index built from the Markdown.
             self.fallback = str(exc)
             logger.warning("cannot use %s (%s); using an in-memory index", self.path, exc)
-            return MemoryIndex.open(IN_MEMORY)
+            return MemoryIndex.open(IN_MEMORY, vector_dtype=self.vector_dtype)
 
     def open_fresh(self) -> MemoryIndex:
         """A new, empty index to build beside the current one (in memory for an in-memory index).
@@ -83,8 +87,8 @@ class IndexHandle:
         The embedding cache of the current file is copied in: a rebuild never pays twice for vectors.
         """
         if self.in_memory:
-            return MemoryIndex.open(IN_MEMORY)
-        fresh = MemoryIndex.open(f"{self.path}{_REBUILD_SUFFIX}{os.getpid()}")
+            return MemoryIndex.open(IN_MEMORY, vector_dtype=self.vector_dtype)
+        fresh = MemoryIndex.open(f"{self.path}{_REBUILD_SUFFIX}{os.getpid()}", vector_dtype=self.vector_dtype)
         fresh.cache.adopt(self.path)
         return fresh
 
@@ -105,7 +109,7 @@ class IndexHandle:
                 for suffix in ("-wal", "-shm"):
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(self.path + suffix)
-                self._index = MemoryIndex.open(self.path)
+                self._index = MemoryIndex.open(self.path, vector_dtype=self.vector_dtype)
             old.close()
 
     def reopen(self) -> MemoryIndex:
@@ -120,7 +124,7 @@ class IndexHandle:
         with self.lock:
             old = self._index
             self.fallback = reason
-            self._index = MemoryIndex.open(IN_MEMORY)
+            self._index = MemoryIndex.open(IN_MEMORY, vector_dtype=self.vector_dtype)
             old.close()
             return self._index
 

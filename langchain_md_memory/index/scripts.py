@@ -25,28 +25,39 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..text import SCRIPT_CJK, SCRIPT_OTHER
 from .connection import IndexConnection
-from .vectors import VectorMatrix
+from .vectors import RESCORE_FACTOR, VectorDtype, VectorMatrix, rescore
 
 __all__ = ["SCRIPT_CJK", "SCRIPT_OTHER", "ScriptVectors", "load_script_vectors", "scripts_of"]
+
+
+StoredVectors = Callable[[Sequence[int]], Mapping[int, np.ndarray]]
+"""The stored float32 vectors of some rows, by rowid (for re-scoring a compact matrix's candidates)."""
 
 
 class ScriptVectors:
     """One :class:`VectorMatrix` per script group, searched as one with per-group offsets."""
 
-    def __init__(self, groups: dict[int, VectorMatrix] | None = None) -> None:
+    def __init__(self, dtype: VectorDtype = "float32", groups: dict[int, VectorMatrix] | None = None) -> None:
+        self.dtype = dtype
         self._groups: dict[int, VectorMatrix] = dict(groups or {})
         self.generation = -1
 
     @classmethod
-    def load(cls, groups: Iterable[int], load_group: Callable[[int], VectorMatrix]) -> ScriptVectors:
+    def load(cls, groups: Iterable[int], load_group: Callable[[int], VectorMatrix],
+             dtype: VectorDtype = "float32") -> ScriptVectors:
         """Load each of ``groups`` with ``load_group(group)``."""
-        return cls({group: load_group(group) for group in groups})
+        return cls(dtype, {group: load_group(group) for group in groups})
+
+    @property
+    def exact(self) -> bool:
+        """True when the matrices hold float32 (scores need no re-scoring)."""
+        return self.dtype == "float32"
 
     def __len__(self) -> int:
         return sum(len(matrix) for matrix in self._groups.values())
@@ -60,7 +71,7 @@ class ScriptVectors:
             ids.append(rowid)
             vecs.append(vector)
         for group, (ids, vecs) in by_group.items():
-            self._groups.setdefault(group, VectorMatrix()).add(ids, vecs)
+            self._groups.setdefault(group, VectorMatrix(self.dtype)).add(ids, vecs)
 
     def remove(self, rowids: Sequence[int]) -> None:
         for matrix in self._groups.values():
@@ -74,16 +85,24 @@ class ScriptVectors:
         """
         return self._calibrate(query)[1]
 
-    def top_k(self, query: np.ndarray, k: int, *, offsets: bool = True) -> list[tuple[int, float]]:
+    def top_k(self, query: np.ndarray, k: int, *, offsets: bool = True,
+              stored: StoredVectors | None = None) -> list[tuple[int, float]]:
         """The ``k`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``.
 
+        A compact matrix proposes ``RESCORE_FACTOR × k`` candidates per group, which ``stored``
+        (their float32 vectors) scores exactly; without it the compact scores stand.
         ``offsets=False`` ranks the plain cosines (what an exact search elsewhere returns).
         """
         shifts = self._calibrate(query)[0] if offsets and len(self._groups) > 1 else {}
         found: list[tuple[int, float]] = []
         for group, matrix in self._groups.items():
             shift = shifts.get(group, 0.0)
-            found += [(rowid, min(1.0, max(0.0, score - shift))) for rowid, score in matrix.top_k(query, k)]
+            if matrix.exact or stored is None:
+                top = matrix.top_k(query, k)
+            else:
+                candidates = [rowid for rowid, _ in matrix.top_k(query, k * RESCORE_FACTOR)]
+                top = rescore(query, candidates, stored(candidates), k) if candidates else []
+            found += [(rowid, min(1.0, max(0.0, score - shift))) for rowid, score in top]
         found.sort(key=lambda item: (-item[1], item[0]))
         return found[:k]
 
@@ -99,7 +118,7 @@ class ScriptVectors:
         return {group: stats[0] - mean for group, _, stats in measured}, (mean, spread)
 
 
-def load_script_vectors(db: IndexConnection) -> ScriptVectors:
+def load_script_vectors(db: IndexConnection, dtype: VectorDtype = "float32") -> ScriptVectors:
     """Every stored vector of the index, by the script group its chunk was written in.
 
     Streamed into one preallocated matrix per group: never every blob at once, never text.
@@ -109,10 +128,10 @@ def load_script_vectors(db: IndexConnection) -> ScriptVectors:
 
     def load(script: int) -> VectorMatrix:
         expected = int(db.query(f"SELECT count(*) {where}", (script,)).fetchone()[0])
-        return VectorMatrix.load(db.stream(f"SELECT rowid, embedding {where}", (script,)), expected)
+        return VectorMatrix.load(db.stream(f"SELECT rowid, embedding {where}", (script,)), expected, dtype)
 
     scripts = db.query("SELECT DISTINCT script FROM chunks WHERE embedding IS NOT NULL").fetchall()
-    return ScriptVectors.load([int(row[0]) for row in scripts], load)
+    return ScriptVectors.load([int(row[0]) for row in scripts], load, dtype)
 
 
 def scripts_of(db: IndexConnection, rowids: Sequence[int]) -> dict[int, int]:

@@ -23,15 +23,16 @@ from typing import cast
 
 import numpy as np
 
-from ..text import match_expression, query_terms, script_group
+from ..text import query_terms, script_group
 from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
 from .connection import IndexConnection
-from .keyword import POSTINGS_BUDGET, bm25_score, bounded_terms, lucene_idf
+from .keyword import POSTINGS_BUDGET
+from .keyword_topk import top_k
 from .rows import ChunkRow, FileState, chunk_record
 from .schema import CHUNK_COLUMNS, SCHEMA_VERSION, connect, index_error, repair_if_inconsistent
 from .scripts import ScriptVectors, load_script_vectors, scripts_of
-from .vectors import from_blob, to_blob
+from .vectors import VectorDtype, VectorMatrix, from_blob, to_blob
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
 
@@ -49,22 +50,25 @@ class MemoryIndex:
     is opened with ``check_same_thread=False`` and every use holds one lock.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str, vector_dtype: VectorDtype = "float32") -> None:
         self._db = IndexConnection(conn, path)
+        self.vector_dtype: VectorDtype = VectorMatrix(vector_dtype).dtype  # validated
+        """How the in-memory matrix holds vectors (compact ones are re-scored from the stored float32)."""
         self.repaired: str | None = None
         """What opening this index found wrong and repaired, if anything."""
         self.cache = EmbeddingCache(self._db)
         """The embedding cache (vectors by content hash and embedding identity)."""
         self.path = path
         self._vectors: ScriptVectors | None = None
-        # FTS5 postings keyword recall may score per query (see keyword.bounded_terms).
+        # FTS5 postings the first round of keyword recall may rank (see keyword_topk.top_k).
         self.postings_budget = POSTINGS_BUDGET
         self._stats: tuple[int, int, float] | None = None
 
     # -- opening -----------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = 10_000) -> MemoryIndex:
+    def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = 10_000,
+             vector_dtype: VectorDtype = "float32") -> MemoryIndex:
         """Open (or create) the index at ``path``; see :func:`schema.connect` for what is rebuilt.
 
         Raises:
@@ -78,7 +82,7 @@ class MemoryIndex:
         except sqlite3.Error as exc:
             conn.close()
             raise index_error(exc, f"cannot check index {target}") from exc
-        index = cls(conn, target)
+        index = cls(conn, target, vector_dtype)
         index.repaired = repaired
         return index
 
@@ -260,34 +264,19 @@ class MemoryIndex:
             return self._keyword_search(query, limit)
 
     def _keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        terms = query_terms(query)
+        terms = query_terms(query)[:_FTS_MAX_TERMS]
         if not terms or limit <= 0:
             return []
-        terms = terms[:_FTS_MAX_TERMS]
         marks = ",".join("?" * len(terms))
         df = dict(
             self._db.query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall()
         )
-        # FTS5's ranking picks the candidates (bounded), ours orders them. Only rowids
-        # come out of FTS5, so no chunk text is read beyond the candidates' terms and the hits' records.
-        candidates = [r[0] for r in self._db.query(
-            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?",
-            (match_expression(bounded_terms(terms, df, self.postings_budget)), max(2 * limit, 32)),
-        ).fetchall()]
-        if not candidates:
-            return []
         n_docs, avg_len = self._corpus_stats()
-        idf = {t: lucene_idf(n_docs, df.get(t, 0)) for t in terms}
-        marks = ",".join("?" * len(candidates))
-        scored = [
-            (bm25_score(terms, indexed.split(), idf, avg_len), rowid)
-            for rowid, indexed in self._db.query(
-                f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({marks})", candidates
-            ).fetchall()
-        ]
-        scored.sort(key=lambda item: (-item[0], item[1]))
-        top = scored[:limit]
-        if not top:  # the candidates were deleted (another thread's or process's sync) between queries
+        # The exhaustive BM25 top ``limit``, read from a pool FTS5 ranks (see keyword_topk). Only rowids and
+        # the pool's terms come out of FTS5: no chunk text is read beyond the hits' records.
+        top = top_k(self._db.query, terms, df, n_docs=n_docs, avg_len=avg_len, limit=limit,
+                    budget=self.postings_budget)
+        if not top:  # no match, or the candidates were deleted (another thread's or process's sync)
             return []
         records = self._records_by_rowid([rowid for _, rowid in top])
         best = top[0][0]
@@ -303,15 +292,23 @@ class MemoryIndex:
         return self._stats[1], self._stats[2]
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """Cosine recall over the in-memory normalised matrix, scores clipped to [0, 1]."""
+        """Cosine recall over the in-memory normalised matrices, scores clipped to [0, 1].
+
+        A compact matrix (float16, int8) proposes more candidates than asked for; their stored
+        float32 vectors decide the order and the scores (see ``ScriptVectors.top_k``).
+        """
         # One snapshot from the generation check to the records: see keyword_search.
         with self._db.read_snapshot():
-            matrix = self._vector_matrix()
-            top = matrix.top_k(query, limit)
+            top = self._vector_matrix().top_k(query, limit, stored=self._stored_vectors)
             if not top:
                 return []
             by_rowid = self._records_by_rowid([rowid for rowid, _ in top])
         return [(by_rowid[rowid], score) for rowid, score in top if rowid in by_rowid]
+
+    def _stored_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+        sql = "SELECT rowid, embedding FROM chunks WHERE rowid IN ({}) AND embedding IS NOT NULL"
+        rows = self._db.query(sql.format(",".join("?" * len(rowids))), list(rowids))
+        return {int(r[0]): from_blob(r[1]) for r in rows}
 
     def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
         """Mean and spread of the query's cosine to this memory's notes (see ``VectorMatrix.background``)."""
@@ -355,7 +352,7 @@ class MemoryIndex:
         with self._db.lock:
             if self._vectors is None or self._vectors.generation != generation:
                 # Another process changed the index (or first use): reload all vectors.
-                self._vectors = load_script_vectors(self._db)
+                self._vectors = load_script_vectors(self._db, self.vector_dtype)
                 self._vectors.generation = generation
             return self._vectors
 

@@ -1,5 +1,9 @@
 """The in-memory vector matrix behind vector search, and the BLOB form of a vector.
 
+The matrix holds unit vectors as float32 (exact), or compactly as float16 or int8 (one scale per row):
+2x or 4x less memory, scores off by about 1e-4 (float16) or 1e-3 (int8). A compact matrix returns more
+candidates than asked for; :func:`rescore` ranks them again with the exact float32 vectors.
+
 Example:
     .. code-block:: python
 
@@ -11,13 +15,22 @@ Example:
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 
 from ..errors import MemoryIndexError
 
-__all__ = ["VectorMatrix", "from_blob", "to_blob"]
+__all__ = ["RESCORE_FACTOR", "VectorDtype", "VectorMatrix", "from_blob", "rescore", "to_blob"]
+
+VectorDtype = Literal["float32", "float16", "int8"]
+"""How the matrix holds vectors: float32 (exact), float16 or int8 (compact, re-scored)."""
+
+RESCORE_FACTOR = 4
+"""A compact matrix's search returns this many times the candidates asked for, for exact re-scoring."""
+# A compact matrix is scored in blocks of this many rows, each widened to float32: never a full-size copy.
+_BLOCK = 8192
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -36,7 +49,7 @@ _MIN_BACKGROUND = 8
 
 
 class VectorMatrix:
-    """Unit vectors of all embedded chunks as one contiguous float32 matrix.
+    """Unit vectors of all embedded chunks as one contiguous matrix (float32, float16 or int8).
 
     Live rows are ``_data[:_n]``. Capacity grows geometrically, so adding a
     file's chunks costs O(rows added), not a copy of the whole matrix; a
@@ -45,8 +58,12 @@ class VectorMatrix:
     matrix while searches run on other threads, hence its own lock.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, dtype: VectorDtype = "float32") -> None:
+        if dtype not in ("float32", "float16", "int8"):
+            raise MemoryIndexError(f"vector_dtype must be float32, float16 or int8, not {dtype!r}")
+        self.dtype: VectorDtype = dtype
         self._data: np.ndarray | None = None
+        self._scale = np.empty(0, dtype=np.float32)  # int8 only: row = stored * scale
         self._ids = np.empty(0, dtype=np.int64)
         self._slot: dict[int, int] = {}
         self._n = 0
@@ -56,28 +73,87 @@ class VectorMatrix:
     def __len__(self) -> int:
         return self._n
 
+    @property
+    def exact(self) -> bool:
+        """True when scores are exact (float32): no re-scoring needed."""
+        return self.dtype == "float32"
+
+    def nbytes(self) -> int:
+        """Bytes held by live rows (vectors, scales, rowids)."""
+        if self._data is None:
+            return 0
+        per_row = int(self._data.shape[1] * self._data.itemsize) + 8 + (4 if self.dtype == "int8" else 0)
+        return self._n * per_row
+
+    def _encode(self, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Unit float32 rows as stored rows and their scales (1.0 unless int8)."""
+        if self.dtype == "float32":
+            return block, np.ones(block.shape[0], dtype=np.float32)
+        if self.dtype == "float16":
+            return block.astype(np.float16), np.ones(block.shape[0], dtype=np.float32)
+        peak = np.abs(block).max(axis=1)
+        scale = np.where(peak == 0, 1.0, peak / 127.0).astype(np.float32)
+        return np.rint(block / scale[:, None]).astype(np.int8), scale
+
+    def _decode(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``start:stop`` as float32 (a view for float32, a copy otherwise)."""
+        assert self._data is not None
+        rows = self._data[start:stop]
+        if self.dtype == "float32":
+            return rows
+        wide = rows.astype(np.float32)
+        if self.dtype == "int8":
+            wide *= self._scale[start:stop, None]
+        return wide
+
+    def _scores(self, q: np.ndarray, n: int) -> np.ndarray:
+        assert self._data is not None
+        if self.dtype == "float32":
+            return np.asarray(self._data[:n] @ q)
+        out = np.empty(n, dtype=np.float32)
+        for start in range(0, n, _BLOCK):
+            stop = min(start + _BLOCK, n)
+            np.dot(self._data[start:stop].astype(np.float32), q, out=out[start:stop])
+        if self.dtype == "int8":
+            out *= self._scale[:n]
+        return out
+
     @classmethod
-    def load(cls, rows: Iterable[tuple[int, bytes]], expected: int) -> VectorMatrix:
-        """Fill a matrix from ``(rowid, blob)`` rows without holding all blobs at once."""
-        matrix = cls()
+    def load(
+        cls, rows: Iterable[tuple[int, bytes]], expected: int, dtype: VectorDtype = "float32"
+    ) -> VectorMatrix:
+        """Fill a matrix from ``(rowid, blob)`` rows without holding all blobs (or a float32 copy) at once."""
+        matrix = cls(dtype)
+        pending: list[np.ndarray] = []
+        pending_ids: list[int] = []
         with matrix._lock:
             for rowid, blob in rows:
                 vector = from_blob(blob)
                 if matrix._data is None:
-                    matrix._data = np.empty((max(expected, 1), vector.shape[0]), dtype=np.float32)
+                    matrix._data = np.empty((max(expected, 1), vector.shape[0]), dtype=dtype)
+                    matrix._scale = np.empty(max(expected, 1), dtype=np.float32)
                     matrix._ids = np.empty(max(expected, 1), dtype=np.int64)
                 elif vector.shape[0] != matrix._data.shape[1]:
                     raise MemoryIndexError("stored vectors have mixed dimensions; run a forced sync")
-                matrix._reserve(matrix._n + 1)
-                matrix._data[matrix._n] = vector
-                matrix._ids[matrix._n] = rowid
-                matrix._slot[int(rowid)] = matrix._n
-                matrix._n += 1
-            if matrix._data is not None:
-                live = matrix._data[: matrix._n]
-                norms = np.linalg.norm(live, axis=1, keepdims=True)
-                np.divide(live, np.where(norms == 0, 1.0, norms), out=live)
+                pending.append(vector)
+                pending_ids.append(int(rowid))
+                if len(pending) == _BLOCK:
+                    matrix._append_locked(pending_ids, _unit_rows(pending))
+                    pending, pending_ids = [], []
+            if pending:
+                matrix._append_locked(pending_ids, _unit_rows(pending))
         return matrix
+
+    def _append_locked(self, rowids: Sequence[int], block: np.ndarray) -> None:
+        """Append unit rows whose rowids are not in the matrix."""
+        assert self._data is not None
+        self._reserve(self._n + len(rowids))
+        start, stop = self._n, self._n + len(rowids)
+        self._data[start:stop], self._scale[start:stop] = self._encode(block)
+        self._ids[start:stop] = np.asarray(rowids, dtype=np.int64)
+        for offset, rowid in enumerate(rowids):
+            self._slot[int(rowid)] = start + offset
+        self._n = stop
 
     def add(self, rowids: Sequence[int], vectors: Sequence[np.ndarray]) -> None:
         if not rowids:
@@ -85,22 +161,14 @@ class VectorMatrix:
         if len(set(rowids)) != len(rowids):  # one row per rowid: the last vector given wins
             latest = dict(zip(rowids, vectors, strict=True))
             rowids, vectors = list(latest), list(latest.values())
-        block = np.vstack([np.asarray(v, dtype=np.float32) for v in vectors])
-        norms = np.linalg.norm(block, axis=1, keepdims=True)
-        np.divide(block, np.where(norms == 0, 1.0, norms), out=block)
+        block = _unit_rows(vectors)
         with self._lock:
             if self._data is not None and self._data.shape[1] != block.shape[1]:
                 raise MemoryIndexError("stored vectors have mixed dimensions; run a forced sync")
             self._remove_locked(rowids)
             if self._data is None:
-                self._data = np.empty((0, block.shape[1]), dtype=np.float32)
-            self._reserve(self._n + len(rowids))
-            start = self._n
-            self._data[start : start + len(rowids)] = block
-            self._ids[start : start + len(rowids)] = np.asarray(rowids, dtype=np.int64)
-            for offset, rowid in enumerate(rowids):
-                self._slot[int(rowid)] = start + offset
-            self._n += len(rowids)
+                self._data = np.empty((0, block.shape[1]), dtype=self.dtype)
+            self._append_locked(rowids, block)
 
     def remove(self, rowids: Sequence[int]) -> None:
         if not rowids:
@@ -111,6 +179,7 @@ class VectorMatrix:
                 # Give memory back after a mass deletion (a file of many chunks removed).
                 self._data = self._data[: max(self._n * 2, 1024)].copy()
                 self._ids = self._ids[: self._data.shape[0]].copy()
+                self._scale = self._scale[: self._data.shape[0]].copy()
 
     def _remove_locked(self, rowids: Sequence[int]) -> None:
         if self._data is None:
@@ -122,6 +191,7 @@ class VectorMatrix:
             last = self._n - 1
             if slot != last:
                 self._data[slot] = self._data[last]
+                self._scale[slot] = self._scale[last]
                 moved = int(self._ids[last])
                 self._ids[slot] = moved
                 self._slot[moved] = slot
@@ -133,11 +203,13 @@ class VectorMatrix:
         if rows <= capacity:
             return
         capacity = max(rows, capacity + capacity // 2, 64)
-        data = np.empty((capacity, self._data.shape[1]), dtype=np.float32)
+        data = np.empty((capacity, self._data.shape[1]), dtype=self._data.dtype)
         data[: self._n] = self._data[: self._n]
         ids = np.empty(capacity, dtype=np.int64)
         ids[: self._n] = self._ids[: self._n]
-        self._data, self._ids = data, ids
+        scale = np.empty(capacity, dtype=np.float32)
+        scale[: self._n] = self._scale[: self._n]
+        self._data, self._ids, self._scale = data, ids, scale
 
     def background(self, query: np.ndarray, sample: int = BACKGROUND_SAMPLE) -> tuple[float, float] | None:
         """Mean and standard deviation of the query's cosine to (up to ``sample``) stored vectors.
@@ -156,10 +228,15 @@ class VectorMatrix:
             if q.shape[0] != self._data.shape[1] or norm == 0.0 or not np.isfinite(norm):
                 return None
             # Live rows are in no particular order, so the first ``sample`` are an unbiased sample.
-            scores = self._data[:n] @ (q / norm)
+            scores = self._decode(0, n) @ (q / norm)
         return float(scores.mean()), float(scores.std())
 
     def top_k(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The ``k`` nearest rows as ``(rowid, cosine clipped to [0, 1])``, best first, ties by rowid.
+
+        Exact for float32. A compact matrix's scores are approximate: ask it for
+        ``RESCORE_FACTOR`` times more and pass them to :func:`rescore`.
+        """
         with self._lock:
             n = self._n
             if self._data is None or n == 0 or k <= 0:
@@ -172,9 +249,34 @@ class VectorMatrix:
             norm = float(np.linalg.norm(q))
             if norm == 0.0 or not np.isfinite(norm):
                 return []
-            scores = self._data[:n] @ (q / norm)
+            scores = self._scores(q / norm, n)
             ids = self._ids[:n]
             k = min(k, n)
             part = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
             order = part[np.lexsort((ids[part], -scores[part]))]
             return [(int(ids[i]), float(np.clip(scores[i], 0.0, 1.0))) for i in order]
+
+
+def _unit_rows(vectors: Sequence[np.ndarray]) -> np.ndarray:
+    block = np.vstack([np.asarray(v, dtype=np.float32) for v in vectors])
+    norms = np.linalg.norm(block, axis=1, keepdims=True)
+    np.divide(block, np.where(norms == 0, 1.0, norms), out=block)
+    return block
+
+
+def rescore(query: np.ndarray, candidates: Sequence[int], vectors: Mapping[int, np.ndarray], k: int
+            ) -> list[tuple[int, float]]:
+    """The ``k`` best of ``candidates`` by exact float32 cosine with their stored ``vectors``.
+
+    Same order and clipping as a float32 :meth:`VectorMatrix.top_k`; candidates without a vector
+    (deleted meanwhile) are dropped.
+    """
+    present = [rowid for rowid in candidates if rowid in vectors]
+    if not present or k <= 0:
+        return []
+    q = np.asarray(query, dtype=np.float32).ravel()
+    q = q / np.linalg.norm(q)
+    scores = _unit_rows([vectors[rowid] for rowid in present]) @ q
+    ids = np.asarray(present, dtype=np.int64)
+    order = np.lexsort((ids, -scores))[:k]
+    return [(int(ids[i]), float(np.clip(scores[i], 0.0, 1.0))) for i in order]

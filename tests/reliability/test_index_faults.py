@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -226,8 +227,8 @@ def test_index_locked_past_the_busy_timeout_falls_back_without_replacing_the_fil
 ) -> None:
     real_open = MemoryIndex.open.__func__  # type: ignore[attr-defined]
 
-    def impatient(cls: type[MemoryIndex], path: str, *, busy_timeout_ms: int = 10_000) -> MemoryIndex:
-        return real_open(cls, path, busy_timeout_ms=150)  # type: ignore[no-any-return]
+    def impatient(cls: type[MemoryIndex], path: str, *, busy_timeout_ms: int = 0, **kw: Any) -> MemoryIndex:
+        return real_open(cls, path, busy_timeout_ms=150, **kw)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(MemoryIndex, "open", classmethod(impatient))
     inode = (seeded / INDEX).stat().st_ino

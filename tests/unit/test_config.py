@@ -50,6 +50,7 @@ def test_merged_deep_merges_on_top_of_a_non_default_config():
         {"chunk_tokens": 100, "chunk_overlap_tokens": 100},
         {"unknown_key": 1},
         {"vector_weight": 0, "text_weight": 0},
+        {"vector_dtype": "bfloat16"},
     ],
 )
 def test_invalid_values_are_refused_with_a_validation_error(bad):
@@ -64,3 +65,11 @@ def test_seed_ranking_restores_the_specification_formulas():
     assert (seed.fusion, seed.min_score) == ("weighted_raw", 0.1)
     assert (seed.vector_weight, seed.text_weight) == (0.7, 0.3)
     assert seed.temporal_decay.floor == 0.0 and seed.mmr.duplicate_threshold == 0.0
+
+
+def test_vector_dtype_reaches_the_index(tmp_path):
+    from langchain_md_memory import MarkdownMemory
+
+    with MarkdownMemory(tmp_path, embeddings="none", config={"vector_dtype": "int8"}) as mem:
+        assert mem.index.vector_dtype == "int8"
+    assert MemoryConfig().vector_dtype == "float32"

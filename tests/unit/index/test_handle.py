@@ -76,3 +76,14 @@ def test_sweep_removes_rebuild_files_of_dead_processes_only(tmp_path: Path) -> N
         f"index.sqlite.rebuild-{os.getpid()}"
     ]
     handle.close()
+
+
+def test_every_index_a_handle_opens_keeps_its_vector_dtype(tmp_path):
+    handle = IndexHandle(tmp_path / "index.sqlite", vector_dtype="int8")
+    try:
+        assert handle.index.vector_dtype == "int8"
+        handle.swap_in(handle.open_fresh())
+        assert handle.index.vector_dtype == "int8"
+        assert handle.fall_back("test").vector_dtype == "int8"
+    finally:
+        handle.close()

@@ -1,4 +1,4 @@
-"""Keyword scoring: a positive idf, BM25's pull of term frequency and length, the recall budget."""
+"""Keyword scoring: a positive idf, BM25's pull of term frequency and length."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from langchain_md_memory.index.keyword import bm25_score, bounded_terms, lucene_idf
+from langchain_md_memory.index.keyword import bm25_score, lucene_idf
 
 FTS5_CLAMPED_IDF = 1e-6  # what FTS5's bm25() gives a term found in more than half of the chunks
 
@@ -62,26 +62,3 @@ def test_a_rarer_matched_term_outweighs_a_common_one() -> None:
     doc_common = ["common", "x", "y"]
     terms = ["rare", "common"]
     assert bm25_score(terms, doc_rare, idf, avg_len=3.0) > bm25_score(terms, doc_common, idf, avg_len=3.0)
-
-
-def test_all_terms_are_kept_within_the_budget() -> None:
-    terms = ["the", "bond", "ladder"]
-    assert bounded_terms(terms, {"the": 40, "bond": 5, "ladder": 3}, budget=48) == terms
-
-
-def test_over_the_budget_the_rarest_terms_are_kept_in_query_order() -> None:
-    df = {"the": 90_000, "bond": 1_200, "ladder": 300, "of": 80_000}
-    kept = bounded_terms(["the", "bond", "of", "ladder"], df, budget=5_000)
-    assert kept == ["bond", "ladder"]
-    assert sum(df[t] for t in kept) <= 5_000
-
-
-def test_the_rarest_term_is_kept_even_when_it_alone_is_over_the_budget() -> None:
-    # Dropping every term would recall nothing at all.
-    assert bounded_terms(["the", "of"], {"the": 9_000, "of": 8_000}, budget=100) == ["of"]
-
-
-def test_unknown_terms_are_always_kept() -> None:
-    df = {"the": 90_000, "of": 80_000}
-    assert bounded_terms(["the", "zyxq", "of"], df, budget=1_000) == ["zyxq", "of"]
-    assert "zyxq" in bounded_terms(["zyxq", "the"], df, budget=10)

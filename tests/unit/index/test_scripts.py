@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from langchain_md_memory.index.scripts import SCRIPT_CJK, SCRIPT_OTHER, ScriptVectors
 from langchain_md_memory.index.vectors import VectorMatrix
@@ -62,3 +63,25 @@ def test_script_group_weighs_a_cjk_character_as_a_short_word() -> None:
     assert script_group("爸爸的生日是 3 月 8 日 (Dad)") == SCRIPT_CJK
     assert script_group("Chen Weilin (陈蔚琳) likes oolong tea") == SCRIPT_OTHER
     assert script_group("") == SCRIPT_OTHER
+
+
+def test_a_compact_matrix_is_rescored_and_still_offset_by_script() -> None:
+    chinese = [note(1 + i % 4, SCRIPT_CJK) for i in range(10)]
+    english = [note(1 + i % 4, SCRIPT_OTHER) for i in range(10)] + [note(0, SCRIPT_OTHER)]
+    ids = list(range(100, 110)) + list(range(200, 211))
+    stored = {rowid: v for rowid, v in zip(ids, chinese + english, strict=True)}
+    exact, compact = ScriptVectors(), ScriptVectors("int8")
+    for vectors in (exact, compact):
+        vectors.add(ids, chinese + english, [SCRIPT_CJK] * 10 + [SCRIPT_OTHER] * 11)
+    question = note(0, SCRIPT_CJK)
+    asked: list[int] = []
+
+    def lookup(rowids):
+        asked.extend(rowids)
+        return {r: stored[r] for r in rowids}
+
+    top = compact.top_k(question, 3, stored=lookup)
+    assert not compact.exact and asked  # the stored float32 vectors decided
+    best = exact.top_k(question, 1)[0]
+    assert top[0][0] == best[0] == 210  # the cross-lingual answer, as with float32
+    assert top[0][1] == pytest.approx(best[1], abs=0.01)  # exact cosine; the offset from compact backgrounds

@@ -155,3 +155,23 @@ def test_embedding_cache_is_keyed_by_hash_and_fingerprint(idx):
     assert set(idx.cache.lookup(["h1", "h2"], "p:m:2")) == {"h1"}
     assert idx.cache.lookup(["h1"], "other:m:2") == {}
     np.testing.assert_array_equal(idx.cache.lookup(["h1"], "p:m:2")["h1"], v)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int8"])
+def test_a_compact_vector_index_returns_the_float32_hits_and_scores(tmp_path, dtype):
+    rng = np.random.default_rng(4)
+    vectors = [rng.normal(size=32).astype(np.float32) for _ in range(300)]
+    exact = MemoryIndex.open(tmp_path / "index.sqlite")
+    _fill(exact, "a.md", [f"note {i}" for i in range(300)], vectors)
+    compact = MemoryIndex.open(tmp_path / "index.sqlite", vector_dtype=dtype)
+    try:
+        assert compact.vector_dtype == dtype
+        for _ in range(5):
+            query = rng.normal(size=32)
+            want = [(r.id, s) for r, s in exact.vector_search(query, 8)]
+            got = [(r.id, s) for r, s in compact.vector_search(query, 8)]
+            assert [i for i, _ in got] == [i for i, _ in want]
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+    finally:
+        compact.close()
+        exact.close()

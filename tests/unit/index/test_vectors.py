@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from langchain_md_memory.errors import MemoryIndexError
-from langchain_md_memory.index.vectors import VectorMatrix, from_blob, to_blob
+from langchain_md_memory.index.vectors import RESCORE_FACTOR, VectorMatrix, from_blob, rescore, to_blob
 
 DIM = 8
 
@@ -160,3 +160,88 @@ def test_blob_round_trip_is_float32_exact() -> None:
     assert back.dtype == np.float32
     np.testing.assert_array_equal(back, vector.astype(np.float32))
     assert to_blob(back) == blob
+
+
+# -- compact matrices (float16, int8) ------------------------------------------------------------------
+
+COMPACT = ["float16", "int8"]
+
+
+def _filled(dtype: str, live: dict[int, np.ndarray]) -> VectorMatrix:
+    matrix = VectorMatrix(dtype)  # type: ignore[arg-type]
+    matrix.add(list(live), list(live.values()))
+    return matrix
+
+
+@pytest.mark.parametrize("dtype", COMPACT)
+def test_compact_matrix_scores_stay_close_to_the_exact_cosine(dtype: str) -> None:
+    rng = np.random.default_rng(11)
+    live = {rowid: rng.normal(size=64) for rowid in range(1, 401)}
+    matrix = _filled(dtype, live)
+    query = rng.normal(size=64)
+    got = dict(matrix.top_k(query, 400))
+    want = dict(brute_force(live, query, 400))
+    assert set(got) == set(want)
+    tolerance = 2e-3 if dtype == "float16" else 2e-2
+    assert max(abs(got[r] - want[r]) for r in want) < tolerance
+
+
+@pytest.mark.parametrize("dtype", COMPACT)
+def test_rescoring_a_compact_pool_gives_the_exact_float32_top_k(dtype: str) -> None:
+    rng = np.random.default_rng(5)
+    live = {rowid: rng.normal(size=64) for rowid in range(1, 2001)}
+    matrix = _filled(dtype, live)
+    for _ in range(10):
+        query = rng.normal(size=64)
+        pool = [rowid for rowid, _ in matrix.top_k(query, 10 * RESCORE_FACTOR)]
+        got = rescore(query, pool, live, 10)
+        assert_same_ranking(got, brute_force(live, query, 10))
+
+
+def test_rescore_orders_by_exact_cosine_and_ties_by_rowid() -> None:
+    vectors = {7: np.array([1.0, 0.0]), 3: np.array([2.0, 0.0]), 5: np.array([0.6, 0.8])}
+    vectors[9] = np.array([-1.0, 0.0])
+    got = rescore(np.array([1.0, 0.0]), [7, 3, 5, 9, 42], vectors, 4)
+    assert [rowid for rowid, _ in got] == [3, 7, 5, 9]  # 42 has no vector: dropped
+    assert [score for _, score in got] == pytest.approx([1.0, 1.0, 0.6, 0.0])  # clipped at 0
+
+
+@pytest.mark.parametrize("dtype", COMPACT)
+def test_compact_matrix_add_replace_remove_keep_rows_and_scales_together(dtype: str) -> None:
+    rng = np.random.default_rng(3)
+    live = {rowid: rng.normal(size=DIM) * rng.uniform(0.1, 10) for rowid in range(1, 201)}
+    matrix = _filled(dtype, live)
+    removed = [int(r) for r in rng.choice(list(live), size=80, replace=False)]
+    matrix.remove(removed)
+    for rowid in removed:
+        del live[rowid]
+    live[removed[0]] = rng.normal(size=DIM)  # back, with a new vector
+    first = next(iter(live))
+    live[first] = rng.normal(size=DIM) * 100  # replaced, a very different scale
+    changed = [removed[0], first]
+    matrix.add(changed, [live[r] for r in changed])
+    assert len(matrix) == len(live)
+    for _ in range(10):
+        query = rng.normal(size=DIM)
+        pool = [rowid for rowid, _ in matrix.top_k(query, 5 * RESCORE_FACTOR)]
+        assert_same_ranking(rescore(query, pool, live, 5), brute_force(live, query, 5))
+
+
+@pytest.mark.parametrize("dtype", COMPACT)
+def test_a_compact_matrix_loads_blobs_and_takes_less_memory(dtype: str) -> None:
+    rng = np.random.default_rng(2)
+    live = {rowid: rng.normal(size=384).astype(np.float32) for rowid in range(1, 20_001)}
+    rows = [(rowid, to_blob(v)) for rowid, v in live.items()]
+    exact = VectorMatrix.load(iter(rows), expected=len(rows))
+    compact = VectorMatrix.load(iter(rows), expected=len(rows), dtype=dtype)  # type: ignore[arg-type]
+    assert not compact.exact and exact.exact
+    assert compact.nbytes() < exact.nbytes() * (0.55 if dtype == "float16" else 0.3)
+    query = rng.normal(size=384)
+    pool = [rowid for rowid, _ in compact.top_k(query, 24 * RESCORE_FACTOR)]
+    assert [r for r, _ in rescore(query, pool, live, 24)] == [r for r, _ in exact.top_k(query, 24)]
+    assert compact.background(query) == pytest.approx(exact.background(query), abs=1e-2)
+
+
+def test_an_unknown_vector_dtype_is_refused_by_name() -> None:
+    with pytest.raises(MemoryIndexError, match="bfloat16"):
+        VectorMatrix("bfloat16")  # type: ignore[arg-type]
