@@ -117,8 +117,8 @@ class MemoryConfig(_Frozen):
     candidate_multiplier: int = Field(4, ge=1)
     chunk_tokens: int = Field(400, ge=16)
     chunk_overlap_tokens: int = Field(80, ge=0)
-    chunk_context_tokens: int = Field(64, ge=0)
-    """A chunk shorter than half this (and than an eighth of ``chunk_tokens``) is embedded with this
+    chunk_context_tokens: int = Field(128, ge=0)
+    """A chunk shorter than half this (and than a quarter of ``chunk_tokens``) is embedded with this
     many tokens of its neighbouring lines (a transcript reply with the question before it); 0: off."""
     max_session_context_tokens: int = Field(2000, ge=0)
     watch_debounce_ms: int = Field(1500, ge=0)

@@ -219,7 +219,7 @@ def _nearest(lines: list[str], kinds: list[int], budget: _Budget, order: range, 
 
 
 def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 80,
-                   context_tokens: int = 64) -> list[Chunk]:
+                   context_tokens: int = 128) -> list[Chunk]:
     """Split Markdown ``text`` into chunks of at most ``chunk_tokens`` estimated tokens.
 
     Line numbers are 1-based and inclusive, counted on ``"\\n"`` like
@@ -230,7 +230,7 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     ``<!-- ... -->``, ``---``) are dropped. Superseded text (a ``## History`` section and
     struck-through ``~~...~~`` lines, see :mod:`langchain_md_memory.facts`) is blanked: it is
     never indexed, and line numbers still match the file. A chunk shorter than half of
-    ``context_tokens`` and an eighth of ``chunk_tokens`` (short because a heading cut it, not
+    ``context_tokens`` and a quarter of ``chunk_tokens`` (short because a heading cut it, not
     because small chunks were asked for) gets up to ``context_tokens`` of its neighbouring
     lines as :attr:`Chunk.context` (0: none). Never raises; always terminates.
 
@@ -282,7 +282,7 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
         while k < j and budget.tokens(units[k].start, units[j].end) > chunk_tokens:
             k += 1
         i = k
-    short = min(max(0, int(context_tokens)) // 2, chunk_tokens // 8)
+    short = min(max(0, int(context_tokens)) // 2, chunk_tokens // 4)
     return [
         replace(c, context=_context(lines, kinds, budget, c.start_line - 1, c.end_line - 1, context_tokens))
         if budget.tokens(c.start_line - 1, c.end_line - 1) < short else c
