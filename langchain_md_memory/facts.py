@@ -256,27 +256,34 @@ def supersede_in(text: str, old_text: str, new_text: str, day: dt.date,
     return "\n".join(lines) + ("\n" if ends_with_newline else "")
 
 
-def before_history(text: str, addition: str) -> str | None:
-    """``text`` with ``addition`` inserted above a History section that ends it; ``None`` when none does.
-
-    An append to such a file would land in the History section, where its facts count as superseded.
-    """
-    lines = text.split("\n")
+def _history_sections(lines: list[str]) -> Iterator[tuple[int, int]]:
+    """``(heading index, end)`` of each History section; ``end`` is the next heading of its level or above."""
     start: tuple[int, int] | None = None
     for i, (_, heading) in enumerate(_outline(lines)):
         if heading is None:
             continue
         level = len(heading[1])
         if start is not None and level <= start[1]:
+            yield start[0], i
             start = None
         if start is None and (heading[2] or "").strip().casefold() in HISTORY_TITLES:
             start = (i, level)
-    if start is None:
+    if start is not None:
+        yield start[0], len(lines)
+
+
+def before_history(text: str, addition: str) -> str | None:
+    """``text`` with ``addition`` inserted above a History section that ends it; ``None`` when none does.
+
+    An append to such a file would land in the History section, where its facts count as superseded.
+    """
+    lines = text.split("\n")
+    last = next((at for at, end in reversed(list(_history_sections(lines))) if end == len(lines)), None)
+    if last is None:
         return None
-    at = start[0]
-    while at > 0 and not lines[at - 1].strip():
-        at -= 1
-    lines[at:at] = addition.strip("\n").split("\n")
+    while last > 0 and not lines[last - 1].strip():
+        last -= 1
+    lines[last:last] = addition.strip("\n").split("\n")
     return "\n".join(lines)
 
 
@@ -289,24 +296,13 @@ def _history_entry(line: str, day: dt.date) -> str:
 def _add_history(lines: list[str], entries: list[str]) -> None:
     if not entries:
         return
-    start: tuple[int, int] | None = None
-    for i, (_, heading) in enumerate(_outline(lines)):
-        if heading is None:
-            continue
-        level = len(heading[1])
-        if start is not None and level <= start[1]:
-            end = i
-            while end - 1 > start[0] and not lines[end - 1].strip():
-                end -= 1
-            lines[end:end] = entries
-            return
-        if start is None and (heading[2] or "").strip().casefold() in HISTORY_TITLES:
-            start = (i, level)
-    if start is None:
+    section = next(_history_sections(lines), None)
+    if section is None:
         while lines and not lines[-1].strip():
             lines.pop()
         lines.extend(["", "## History", *entries])
         return
-    while len(lines) - 1 > start[0] and not lines[-1].strip():
-        lines.pop()
-    lines.extend(entries)
+    at, end = section
+    while end - 1 > at and not lines[end - 1].strip():
+        end -= 1
+    lines[end:end] = entries
