@@ -7,8 +7,9 @@ Four memories, built in one run with the default config and the same model:
   facts a file already states are left out; gold is found again by its text (a gold line dedup
   dropped counts as missed);
 - ``both live``: ``plain`` plus each case of ``bench/quality_data/superseded.json``: its old
-  statement, then its new one, appended to its file (a memory without supersede);
-- ``superseded``: ``plain`` plus each old statement, then ``mem.supersede(old, new)``.
+  statement (appended to its file unless the dev file already holds it), then its new one,
+  appended (a memory without supersede);
+- ``superseded``: ``plain`` plus each old statement (as above), then ``mem.supersede(old, new)``.
 
 Reported: R@5 on the dev questions for each memory, and on the cases' questions how often the
 current fact ranks above the old one (found in the top 10, and the old one absent or below it)
@@ -24,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import sys
 import tempfile
@@ -36,7 +38,7 @@ from langchain_md_memory import MarkdownMemory
 
 from .configs import build_spec
 from .dataset import GoldRef, MemorySet, Query, write_tree
-from .devset import load_dev
+from .devset import DEV_DIR, load_dev, materialised_names
 from .embedder import QueryCachedEmbeddings, make_embeddings
 from .metrics import summarise
 from .run import DEPTH, build, evaluate
@@ -46,10 +48,17 @@ __all__ = ["CASES_FILE", "load_cases", "main"]
 CASES_FILE = Path(__file__).resolve().parents[1] / "quality_data" / "superseded.json"
 
 
-def load_cases(path: Path = CASES_FILE) -> list[dict[str, Any]]:
-    """The superseded-fact cases: ``{"id", "file", "old", "new", "queries"}`` each."""
+def load_cases(path: Path = CASES_FILE, today: dt.date | None = None) -> list[dict[str, Any]]:
+    """The superseded-fact cases: ``{"id", "file", "old", "new", "queries"}`` each.
+
+    A ``file`` naming a dated file of the dev set (``daily/ago-2.md``) becomes its name in the
+    memory folder (``memory/YYYY-MM-DD.md``), as :func:`~bench.quality.devset.load_dev` names it.
+    """
     cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cases"]
-    return cases
+    manifest = json.loads((DEV_DIR / "manifest.json").read_text(encoding="utf-8"))
+    names = materialised_names(manifest, today or dt.date.today())
+    return [{**case, "file": names[case["file"]][0] if case["file"] in names else case["file"]}
+            for case in cases]
 
 
 def _open(folder: Path, embeddings: QueryCachedEmbeddings | None) -> MarkdownMemory:
@@ -86,7 +95,8 @@ def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings 
     write_tree(folder, dev.documents)
     with _open(folder, embeddings) as mem:
         for case in cases:
-            mem.append(f"- {case['old']}", file=case["file"])
+            if case["old"] not in dev.documents.get(case["file"], ""):  # else superseded where it stands
+                mem.append(f"- {case['old']}", file=case["file"])
             if supersede:
                 if not mem.supersede(case["old"], case["new"], file=case["file"]):
                     raise RuntimeError(f"case {case['id']}: old statement not found to supersede")
