@@ -37,6 +37,7 @@ from .text import normalize_text, token_set
 __all__ = [
     "FactLine",
     "before_history",
+    "expire_in",
     "expired",
     "expiry_date",
     "fact_lines",
@@ -188,6 +189,29 @@ def expired(line: str, today: dt.date) -> bool:
         return False
 
 
+def expire_in(text: str, today: dt.date) -> tuple[str, tuple[str, ...]]:
+    """``text`` with its live facts past their ``expires:`` day struck under History; and those lines.
+
+    Each goes to the ``## History`` section as ``- ~~fact~~ (expired <its expiry day>)``, as
+    :func:`supersede_in` keeps a superseded fact, so a person still reads what was dropped and when.
+    ``(text, ())`` when no live fact has expired.
+    """
+    text = text.replace("\r\n", "\n")
+    gone = [fact for fact in fact_lines(text) if expired(fact.text, today)]
+    if not gone:
+        return text, ()
+    ends_with_newline = text.endswith("\n")
+    numbers = {fact.line for fact in gone}
+    lines = [line for n, line in enumerate((text[:-1] if ends_with_newline else text).split("\n"), 1)
+             if n not in numbers]
+    entries = []
+    for fact in gone:
+        day = _EXPIRES_RE.search(fact.text)
+        entries.append(_history_entry(fact.text, dt.date.fromisoformat(day[1]) if day else today, "expired"))
+    _add_history(lines, entries)
+    return "\n".join(lines) + ("\n" if ends_with_newline else ""), tuple(fact.text for fact in gone)
+
+
 def expiry_date(value: str | dt.date, today: dt.date) -> dt.date:
     """``value`` as the last day a fact holds: an ISO date (``2027-01-31``), ``today`` or later.
 
@@ -287,10 +311,10 @@ def before_history(text: str, addition: str) -> str | None:
     return "\n".join(lines)
 
 
-def _history_entry(line: str, day: dt.date) -> str:
+def _history_entry(line: str, day: dt.date, why: str = "superseded") -> str:
     body = _MARKER_RE.sub("", strip_annotations(line)).strip().replace("~~", "~")
     sources = "".join(f" <!-- src: {src} -->" for src in parse_provenance(line))
-    return f"- ~~{body}~~ (superseded {day.isoformat()}){sources}"
+    return f"- ~~{body}~~ ({why} {day.isoformat()}){sources}"
 
 
 def _add_history(lines: list[str], entries: list[str]) -> None:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["CHINESE_FUNCTION_CHARS", "ENGLISH_STOP_WORDS", "content_terms", "is_stop_term"]
+__all__ = [
+    "CHINESE_FUNCTION_CHARS", "CHINESE_STOP_BIGRAMS", "ENGLISH_STOP_WORDS", "content_terms", "is_stop_term",
+]
 
 # Function words only: pronouns, auxiliaries, determiners, prepositions, question words.
 # Content words that often look common in questions ("like", "name", "time") stay searchable.
@@ -32,8 +34,13 @@ _ENGLISH = """
     up very was wasn we were weren what when where which while who whom why will with won would wouldn
     you your yours yourself yourselves ll re ve d m o y also ever tell know remember recall
     please anything something thing things much many
+    now currently nowadays
 """
 ENGLISH_STOP_WORDS = frozenset(_ENGLISH.split())
+
+# A question about the present ("who insures the car now?", "我现在房租是多少") carries a time adverb
+# that the note stating the present fact does not: as a content term it would halve the note's coverage.
+CHINESE_STOP_BIGRAMS = frozenset({"现在", "目前", "如今"})
 
 # Particles, pronouns, copulas and question words: alone they carry no topic.
 CHINESE_FUNCTION_CHARS = frozenset(
@@ -48,7 +55,7 @@ def is_stop_term(term: str) -> bool:
     A CJK bigram is a stop term only when both its characters are function
     characters (``我们``, ``什么``): ``仓位`` or ``目的`` keep their meaning.
     """
-    if term in ENGLISH_STOP_WORDS:
+    if term in ENGLISH_STOP_WORDS or term in CHINESE_STOP_BIGRAMS:
         return True
     return bool(term) and len(term) <= 2 and all(ch in CHINESE_FUNCTION_CHARS for ch in term)
 

@@ -1,14 +1,17 @@
 """``python -m bench.quality.hygiene``: do dedup and supersede cost retrieval, and does the current fact win?
 
-Four memories, built in one run with the default config and the same model:
+Five memories, built in one run with the default config and the same model:
 
 - ``plain``: the dev set as written (what ``python -m bench.quality`` measures);
 - ``dedup``: the same files replayed into an empty memory through ``mem.remember`` (dedup on), so
   facts a file already states are left out; gold is found again by its text (a gold line dedup
   dropped counts as missed);
+- ``dedup anywhere``: the same replay with ``dedup="memory"``: a fact any earlier-replayed file
+  already states is left out too (files replay in the dev set's order);
 - ``both live``: ``plain`` plus each case of ``bench/quality_data/superseded.json``: its old
-  statement, then its new one, appended to its file (a memory without supersede);
-- ``superseded``: ``plain`` plus each old statement, then ``mem.supersede(old, new)``.
+  statement (appended to its file unless the dev file already holds it), then its new one,
+  appended (a memory without supersede);
+- ``superseded``: ``plain`` plus each old statement (as above), then ``mem.supersede(old, new)``.
 
 Reported: R@5 on the dev questions for each memory, and on the cases' questions how often the
 current fact ranks above the old one (found in the top 10, and the old one absent or below it)
@@ -24,19 +27,20 @@ Example:
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from langchain_md_memory import MarkdownMemory
+from langchain_md_memory import MarkdownMemory, MemoryConfig
 
 from .configs import build_spec
 from .dataset import GoldRef, MemorySet, Query, write_tree
-from .devset import load_dev
+from .devset import DEV_DIR, load_dev, materialised_names
 from .embedder import QueryCachedEmbeddings, make_embeddings
 from .metrics import summarise
 from .run import DEPTH, build, evaluate
@@ -46,19 +50,28 @@ __all__ = ["CASES_FILE", "load_cases", "main"]
 CASES_FILE = Path(__file__).resolve().parents[1] / "quality_data" / "superseded.json"
 
 
-def load_cases(path: Path = CASES_FILE) -> list[dict[str, Any]]:
-    """The superseded-fact cases: ``{"id", "file", "old", "new", "queries"}`` each."""
+def load_cases(path: Path = CASES_FILE, today: dt.date | None = None) -> list[dict[str, Any]]:
+    """The superseded-fact cases: ``{"id", "file", "old", "new", "queries"}`` each.
+
+    A ``file`` naming a dated file of the dev set (``daily/ago-2.md``) becomes its name in the
+    memory folder (``memory/YYYY-MM-DD.md``), as :func:`~bench.quality.devset.load_dev` names it.
+    """
     cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cases"]
-    return cases
+    manifest = json.loads((DEV_DIR / "manifest.json").read_text(encoding="utf-8"))
+    names = materialised_names(manifest, today or dt.date.today())
+    return [{**case, "file": names[case["file"]][0] if case["file"] in names else case["file"]}
+            for case in cases]
 
 
-def _open(folder: Path, embeddings: QueryCachedEmbeddings | None) -> MarkdownMemory:
-    return MarkdownMemory(folder, embeddings=embeddings if embeddings is not None else "none")
+def _open(folder: Path, embeddings: QueryCachedEmbeddings | None,
+          config: MemoryConfig | None = None) -> MarkdownMemory:
+    return MarkdownMemory(folder, embeddings=embeddings if embeddings is not None else "none", config=config)
 
 
-def _replayed(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | None) -> MemorySet:
-    """The dev memory written through ``remember`` (dedup on), its gold found again by its text."""
-    with _open(folder, embeddings) as mem:
+def _replayed(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | None,
+              dedup: Literal["file", "memory"] = "file") -> MemorySet:
+    """The dev memory written through ``remember`` (``dedup`` mode), its gold found again by its text."""
+    with _open(folder, embeddings, MemoryConfig(dedup=dedup)) as mem:
         for rel, text in dev.documents.items():
             if rel.startswith("sessions/"):  # transcripts are logs, not remembered facts
                 (folder / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -78,7 +91,7 @@ def _replayed(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | 
 
     queries = [Query(q.qid, q.text, q.category, tuple(tuple(moved(r) for r in group) for group in q.gold))
                for q in dev.queries]
-    return MemorySet("dedup", written, queries)
+    return MemorySet(f"dedup={dedup}", written, queries)
 
 
 def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | None,
@@ -86,7 +99,8 @@ def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings 
     write_tree(folder, dev.documents)
     with _open(folder, embeddings) as mem:
         for case in cases:
-            mem.append(f"- {case['old']}", file=case["file"])
+            if case["old"] not in dev.documents.get(case["file"], ""):  # else superseded where it stands
+                mem.append(f"- {case['old']}", file=case["file"])
             if supersede:
                 if not mem.supersede(case["old"], case["new"], file=case["file"]):
                     raise RuntimeError(f"case {case['id']}: old statement not found to supersede")
@@ -124,18 +138,20 @@ def _r_at_5(folder: Path, mset: MemorySet, embeddings: QueryCachedEmbeddings | N
 
 def run(embeddings: QueryCachedEmbeddings | None, workdir: Path,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
-    """Build the four memories under ``workdir`` and measure them; every number, as a dict."""
+    """Build the five memories under ``workdir`` and measure them; every number, as a dict."""
     dev, cases = load_dev(), load_cases()
     started = time.perf_counter()
     result: dict[str, Any] = {"cases": len(cases)}
     build(workdir / "plain", dev, embeddings)
     result["plain"] = {"dev_r5": _r_at_5(workdir / "plain", dev, embeddings)}
     log("plain built and measured")
-    replayed = _replayed(dev, workdir / "dedup", embeddings)
-    result["dedup"] = {"dev_r5": _r_at_5(workdir / "dedup", replayed, embeddings),
-                       "lines_dropped": sum(len(dev.documents[r].split("\n")) - len(t.split("\n"))
-                                            for r, t in replayed.documents.items())}
-    log("dedup replay built and measured")
+    for name, mode in (("dedup", "file"), ("dedup anywhere", "memory")):
+        folder = workdir / name.replace(" ", "-")
+        replayed = _replayed(dev, folder, embeddings, mode)
+        result[name] = {"dev_r5": _r_at_5(folder, replayed, embeddings),
+                        "lines_dropped": sum(len(dev.documents[r].split("\n")) - len(t.split("\n"))
+                                             for r, t in replayed.documents.items())}
+        log(f"{name} replay built and measured")
     for name, supersede in (("both live", False), ("superseded", True)):
         folder = workdir / name.replace(" ", "-")
         _with_cases(dev, folder, embeddings, cases, supersede=supersede)

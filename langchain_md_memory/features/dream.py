@@ -4,7 +4,9 @@ A dream checks its gates (enabled, time since the last successful dream, how
 many unprocessed ``sessions/*.md`` logs there are), takes an exclusive lock,
 asks a chat model for the complete updated ``MEMORY.md``, validates the reply,
 keeps the previous version in ``.history/``, writes the new one atomically and
-only then deletes the logs it consumed that are old enough. Build the new
+only then deletes the logs it consumed that are old enough. Facts of MEMORY.md
+past their ``<!-- expires: -->`` day move, struck, to its ``## History``: the model
+never sees them as live, and its reply keeps none. Build the new
 snapshot, commit it atomically, then collect the old inputs: a run that fails
 anywhere before the commit changes nothing and can simply be retried.
 
@@ -39,6 +41,7 @@ from langchain_core.language_models import LanguageModelLike
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from ..errors import MemoryStoreError
+from ..facts import expire_in
 from ..files.atomic import atomic_output
 from ..files.locks import LockFile
 from ..files.paths import HISTORY_DIR, LONG_TERM_FILE, SESSIONS_DIR
@@ -80,7 +83,8 @@ Rules:
 - Structure it with Markdown headings (# and ##); keep every existing heading unless it is truly obsolete.
 - Keep every existing fact unless a newer session clearly corrects it; then state the corrected fact and
   move the old one to a `## History` section at the end as `- ~~old fact~~ (superseded YYYY-MM-DD)`.
-- Keep `## History` and any `<!-- src: ... -->` or `<!-- expires: ... -->` comment exactly as written.
+- Keep `## History` and any `<!-- src: ... -->` or `<!-- expires: ... -->` comment exactly as written
+  (facts past their expiry date are moved to History for you).
 - Add durable facts from the logs: preferences, goals, constraints, decisions, important people and dates.
 - Leave out small talk, one-off requests and anything only relevant to a single conversation.
 - Merge duplicates; write short, specific bullet points; keep the language the facts were written in.
@@ -231,26 +235,28 @@ def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_in
          keep_backups: int, step: Callable[[int], None]) -> DreamResult:
     current = mem.get(LONG_TERM_FILE) if mem.exists(LONG_TERM_FILE) else ""
     current_stat = mem.stat(LONG_TERM_FILE)
-    logs = _fit(current, _read_logs(mem, _unprocessed(mem)), max_input_tokens)
+    # Facts past their expiry go to History before the model sees them, and again from its reply.
+    shown, _ = expire_in(current, when.date())
+    logs = _fit(shown, _read_logs(mem, _unprocessed(mem)), max_input_tokens)
     if not logs:
-        base = estimate_tokens(SYSTEM_PROMPT + _human_prompt(current, []))
+        base = estimate_tokens(SYSTEM_PROMPT + _human_prompt(shown, []))
         what = "MEMORY.md alone" if base > max_input_tokens else "no session log fits: the prompt"
         return _result("skipped", f"{what} exceeds max_input_tokens={max_input_tokens}", when)
     used = tuple(log.path for log in logs)
     step(0)
     try:
-        reply = model.invoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(_human_prompt(current, logs))])
+        reply = model.invoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(_human_prompt(shown, logs))])
     except Exception as exc:
         logger.warning("dream: the model failed: %s", scrub(exc))
         return _result("error", f"the model failed: {type(exc).__name__}: {exc}", when, used)
     step(1)
     text = reply_text(reply)
-    problem = validate_reply(text, current, max_output_chars=max_output_chars,
+    problem = validate_reply(text, shown, max_output_chars=max_output_chars,
                              keep_heading_ratio=keep_heading_ratio)
     if problem is not None:
         logger.warning("dream: reply refused: %s", problem)
         return _result("invalid", problem, when, used)
-    new = text + "\n"
+    new = expire_in(text, when.date())[0] + "\n"
 
     backup: Path | None = None
     with mem.locked():  # the same lock every writer takes: nobody appends between check and write

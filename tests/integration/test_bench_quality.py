@@ -380,3 +380,5 @@ def test_hygiene_harness_keyword_only_current_fact_wins_and_r5_holds(tmp_path):
     assert result["both live"]["current_above_old"] < result["superseded"]["current_above_old"]
     assert result["superseded"]["dev_r5"] >= result["plain"]["dev_r5"]
     assert result["dedup"]["dev_r5"] >= result["plain"]["dev_r5"] - 0.02
+    assert result["dedup anywhere"]["dev_r5"] >= result["plain"]["dev_r5"] - 0.02
+    assert result["superseded"]["current_first"] > result["both live"]["current_first"]

@@ -6,6 +6,7 @@ import pytest
 
 from langchain_md_memory.errors import MemoryInputError
 from langchain_md_memory.facts import (
+    expire_in,
     expired,
     expiry_date,
     fact_lines,
@@ -99,3 +100,16 @@ def test_with_expiry_ends_the_line_and_replaces_an_earlier_expiry():
     assert with_expiry(dated, dt.date(2027, 3, 1)) == f"{line} <!-- expires: 2027-03-01 -->"
     assert expired(dated, dt.date(2027, 2, 1)) and not expired(dated, dt.date(2027, 1, 31))
     assert with_expiry("  ", dt.date(2027, 1, 31)) == "  "
+
+
+def test_expire_in_strikes_past_facts_under_history_and_keeps_the_rest_in_place():
+    permit = "- Permit A12 <!-- expires: 2027-01-31 --> <!-- src: thread=t1 2026-12-01 -->"
+    history = "## History\n- ~~Coffee~~ (superseded 2026-11-02)\n"
+    text = f"# Notes\n{permit}\n- Tea <!-- expires: 2027-02-01 -->\n\n{history}\n## Goals\n- Run\n"
+    kept, gone = expire_in(text, dt.date(2027, 2, 1))
+    assert gone == (permit,)
+    assert kept == (f"# Notes\n- Tea <!-- expires: 2027-02-01 -->\n\n{history}"
+                    "- ~~Permit A12~~ (expired 2027-01-31) <!-- src: thread=t1 2026-12-01 -->\n"
+                    "\n## Goals\n- Run\n")
+    assert [f.text for f in fact_lines(kept)] == ["- Tea <!-- expires: 2027-02-01 -->", "- Run"]
+    assert expire_in(kept, dt.date(2027, 2, 1)) == (kept, ())  # struck lines never expire twice

@@ -16,3 +16,10 @@ def test_content_terms_keep_order_and_fall_back_to_every_term():
     assert content_terms(["my", "bond", "the", "ladder"]) == ["bond", "ladder"]
     assert content_terms(["what", "is", "it"]) == ["what", "is", "it"]
     assert content_terms([]) == []
+
+
+def test_present_time_adverbs_are_stop_terms_so_a_note_of_the_current_fact_covers_the_question():
+    assert content_terms(["who", "insures", "the", "car", "now"]) == ["insures", "car"]
+    assert content_terms(["currently", "gym"]) == ["gym"]
+    assert is_stop_term("现在") and is_stop_term("目前")
+    assert not is_stop_term("现金")  # a bigram sharing a character keeps its meaning

@@ -87,6 +87,30 @@ def test_prompt_holds_current_memory_and_every_candidate_log(kw_memory: Markdown
     assert human.content.index("buy a house") < human.content.index("Still talking")  # oldest first
 
 
+def test_expired_facts_move_to_history_unseen_by_the_model_and_never_survive_its_reply(
+        kw_memory: MarkdownMemory) -> None:
+    _setup(kw_memory)
+    kw_memory.write("MEMORY.md", CURRENT.replace(
+        "- Conservative\n",
+        "- Conservative\n- Parking permit A12 <!-- expires: 2026-07-13 -->\n"
+        "- Cover letter due Friday <!-- expires: 2026-07-14 -->\n"))
+    # A model that copies the expired fact back from somewhere (a log, its own memory) anyway.
+    reply = GOOD + "- Parking permit A12 <!-- expires: 2026-07-13 -->\n"
+    model = RecordingModel(responses=[reply])
+
+    result = dream(kw_memory, model, min_sessions=1, now=NOW)
+
+    assert result.status == "done", result.reason
+    (_, human), = model.prompts
+    live = human.content.split("## History")[0]
+    assert "Parking permit" not in live and "Cover letter due Friday" in live  # due today: still live
+    assert "~~Parking permit A12~~ (expired 2026-07-13)" in human.content
+    written = kw_memory.get("MEMORY.md")
+    assert written.endswith("## History\n- ~~Parking permit A12~~ (expired 2026-07-13)\n")
+    assert written.count("Parking permit") == 1
+    assert kw_memory.search("parking permit") == []  # History is not indexed
+
+
 def test_reply_wrapped_in_a_markdown_fence_is_unwrapped(kw_memory: MarkdownMemory) -> None:
     _setup(kw_memory)
     result = dream(kw_memory, RecordingModel(responses=[f"```markdown\n{GOOD}```"]), min_sessions=1, now=NOW)
