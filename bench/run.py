@@ -5,6 +5,7 @@ Run from the repository root::
     python -m bench --quick                  # CI smoke: 1k and 12k chunks, few queries
     python -m bench                          # 1k, 10k, 100k through the facade + matrix-only 1M
     python -m bench --sizes 1000,50000 --json out.json
+    python -m bench --sizes 100000 --sections-per-file 50,5   # 2,000 files, then 20,000 files
 
 Every speed is reported next to baselines measured in the same run on the same
 vectors (see :mod:`bench.baselines`), as ratios. Nothing here asserts a time.
@@ -49,6 +50,10 @@ __all__ = ["bench_matrix", "bench_size", "main"]
 QUICK_SIZES = (1_000, 12_000)
 FULL_SIZES = (1_000, 10_000, 100_000)
 FULL_MATRIX_SIZES = (1_000_000,)
+# Sections (chunks) per daily file: 50 is the long-standing layout (100k chunks in 2,000 files); 5 puts
+# the same chunks in ten times as many files (20,000 at 100k), past every per-file cap (the freshness walk).
+QUICK_LAYOUTS = (50,)
+FULL_LAYOUTS = (50, 5)
 _PROBE_CONFIG: dict[str, Any] = {}  # the defaults: every cost a user pays
 
 
@@ -131,17 +136,19 @@ def _run_probe(root: Path) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
-def bench_size(n: int, workdir: Path, *, queries: int, spec_queries: int) -> dict[str, Any]:
-    """Everything measured for one synthetic memory of ``n`` chunks."""
-    root = workdir / f"mem-{n}"
+def bench_size(n: int, workdir: Path, *, queries: int, spec_queries: int,
+               sections_per_file: int = 50) -> dict[str, Any]:
+    """Everything measured for one synthetic memory of ``n`` chunks, ``sections_per_file`` per daily file."""
+    root = workdir / f"mem-{n}-{sections_per_file}"
     t0 = time.perf_counter()
-    layout = write_memory(root, n)
+    layout = write_memory(root, n, sections_per_file=sections_per_file)
     write_s = time.perf_counter() - t0
     emb = HashingEmbeddings()
     # The default config, freshness walk included: what a user's search costs without a watcher.
     cfg = MemoryConfig()
     out: dict[str, Any] = {
         "chunks": n,
+        "sections_per_file": sections_per_file,
         "files": len(layout.files),
         "markdown_mb": round(layout.markdown_bytes / 1e6, 2),
         "write_markdown_s": round(write_s, 2),
@@ -185,9 +192,15 @@ def bench_size(n: int, workdir: Path, *, queries: int, spec_queries: int) -> dic
         index_path = mem.index.path
         for q in qs[:3]:  # warm caches, as a long-running agent would have them
             mem.search(q)
-        search, baselines = _interleaved(
-            mem, index_path, workdir / f"vec-{n}.sqlite", qs, qvecs, pool, spec_queries
-        )
+        # The same memory opened a second time with its watcher running (a healthy watcher lets a
+        # search skip the freshness walk); searched in the same loop as the unwatched one.
+        with MarkdownMemory(root, embeddings=emb, config=cfg, watch=True) as watched:
+            for q in qs[:3]:
+                watched.search(q)
+            search, baselines = _interleaved(
+                mem, index_path, workdir / f"vec-{n}.sqlite", qs, qvecs, pool, spec_queries, watched
+            )
+            search["watcher_healthy"] = bool(watched.status()["watcher_healthy"])
         # The freshness walk a search without a watcher makes; timed alone too.
         checker = Indexer(mem.store, IndexHandle.of(mem.index), None, MemoryConfig())
         checker.sync()
@@ -212,6 +225,7 @@ def bench_size(n: int, workdir: Path, *, queries: int, spec_queries: int) -> dic
         "a_numpy_over_hybrid": _ratio(b["a_spec_scan_numpy"]["p50_ms"], hybrid),
         "a_over_vector_index": _ratio(b["a_spec_scan"]["p50_ms"], search["vector_index"]["p50_ms"]),
         "hybrid_over_b": _ratio(hybrid, b["b_numpy"]["p50_ms"]),
+        "hybrid_watched_over_b": _ratio(search["hybrid_watched"]["p50_ms"], b["b_numpy"]["p50_ms"]),
         "vector_index_over_b": _ratio(search["vector_index"]["p50_ms"], b["b_numpy"]["p50_ms"]),
         "c_over_b": _ratio(b["c_sqlite_vec"]["p50_ms"], b["b_numpy"]["p50_ms"])
         if "p50_ms" in b["c_sqlite_vec"]
@@ -235,6 +249,7 @@ def _interleaved(
     qvecs: list[np.ndarray],
     pool: int,
     spec_queries: int,
+    watched: MarkdownMemory,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Time every path and baseline query by query, so load from other processes hits all alike."""
     client = mem.embedder
@@ -257,6 +272,7 @@ def _interleaved(
         "embed_query",
         "vector_with_embed",
         "hybrid",
+        "hybrid_watched",
         "a",
         "a_np",
         "b",
@@ -278,7 +294,9 @@ def _interleaved(
         times["vector_index"].append(_timed(mem.index.vector_search, v, pool))
         times["embed_query"].append(_timed(client.embed_query, q))
         times["vector_with_embed"].append(_timed(_vector_with_embed, mem, q, pool))
-        times["hybrid"].append(_timed(mem.search, q))
+        # Unwatched and watched take turns going first.
+        for name, memory in (("hybrid", mem), ("hybrid_watched", watched))[:: 1 if i % 2 else -1]:
+            times[name].append(_timed(memory.search, q))
         times["b"].append(_timed(floor.top_k, v, pool))
         # Exactness against the baselines: plain cosines (a two-script memory's search offsets them).
         ours = matrix_of().top_k(v, pool, offsets=False)
@@ -297,7 +315,7 @@ def _interleaved(
     if knn is not None:
         knn.close()
         vec_path.unlink(missing_ok=True)
-    search = {name: _stats(times[name]) for name in names[:7]}
+    search = {name: _stats(times[name]) for name in names[:8]}
     for name in ("keyword_index", "keyword_before"):
         search[name]["agreement_with_exhaustive"] = round(float(np.mean(agree[name])), 3)
     baselines: dict[str, Any] = {
@@ -421,13 +439,16 @@ def _targets(sizes: list[dict[str, Any]]) -> dict[str, Any]:
             "ratio": r,
             "met": r is not None and r >= 20,
         }
+    for big in (s for s in sizes if 50_000 <= s["chunks"] <= 200_000):
+        for key, label in (("hybrid_over_b", "no_watcher"), ("hybrid_watched_over_b", "watcher")):
+            r = big["ratios"][key]
+            out[f"hybrid_p50_within_3x_of_b_at_100k_{big['files']}_files_{label}"] = {
+                "chunks": big["chunks"],
+                "files": big["files"],
+                "ratio": r,
+                "met": r is not None and r <= 3,
+            }
     if large is not None:
-        r = large["ratios"]["hybrid_over_b"]
-        out["hybrid_p50_within_3x_of_b_at_100k"] = {
-            "chunks": large["chunks"],
-            "ratio": r,
-            "met": r is not None and r <= 3,
-        }
         agreement = large["search"]["keyword_index"]["agreement_with_exhaustive"]
         out["keyword_top24_agrees_with_exhaustive_bm25_at_100k"] = {
             "chunks": large["chunks"],
@@ -446,6 +467,7 @@ def _table(result: dict[str, Any]) -> str:
     rows = [
         (
             "chunks",
+            "files",
             "build s",
             "chunks/s",
             "edit ms (emb)",
@@ -453,6 +475,7 @@ def _table(result: dict[str, Any]) -> str:
             "kw p50/p95",
             "vec p50/p95",
             "hybrid p50/p95",
+            "watched p50",
             "stat chk p50",
             "(a) p50",
             "(a-np) p50",
@@ -461,6 +484,7 @@ def _table(result: dict[str, Any]) -> str:
             "a/hyb",
             "a-np/hyb",
             "hyb/b",
+            "watched/b",
             "vec/b",
             "c/b",
             "disk MB",
@@ -473,6 +497,7 @@ def _table(result: dict[str, Any]) -> str:
         rows.append(
             (
                 f"{s['chunks']:,}",
+                f"{s['files']:,}",
                 f"{s['build_s']:.1f}",
                 f"{s['chunks_per_s']:,}",
                 f"{s['edit_sync']['ms']:.0f} ({s['edit_sync']['texts_embedded']})",
@@ -480,6 +505,7 @@ def _table(result: dict[str, Any]) -> str:
                 f"{se['keyword_index']['p50_ms']:.2f}/{se['keyword_index']['p95_ms']:.2f}",
                 f"{se['vector_index']['p50_ms']:.2f}/{se['vector_index']['p95_ms']:.2f}",
                 f"{se['hybrid']['p50_ms']:.2f}/{se['hybrid']['p95_ms']:.2f}",
+                f"{se['hybrid_watched']['p50_ms']:.2f}",
                 f"{se['stat_check_default']['p50_ms']:.2f}",
                 f"{b['a_spec_scan']['p50_ms']:.1f}",
                 f"{b['a_spec_scan_numpy']['p50_ms']:.1f}",
@@ -488,6 +514,7 @@ def _table(result: dict[str, Any]) -> str:
                 str(r["a_over_hybrid"]),
                 str(r["a_numpy_over_hybrid"]),
                 str(r["hybrid_over_b"]),
+                str(r["hybrid_watched_over_b"]),
                 str(r["vector_index_over_b"]),
                 str(r["c_over_b"]),
                 f"{s['index_disk_mb']:.0f}",
@@ -504,13 +531,16 @@ def _table(result: dict[str, Any]) -> str:
                 "-",
                 "-",
                 "-",
+                "-",
                 f"{m['vector_index']['p50_ms']:.2f}/{m['vector_index']['p95_ms']:.2f}",
+                "-",
                 "-",
                 "-",
                 "-",
                 "-",
                 f"{m['b_numpy']['p50_ms']:.3f}",
                 f"{c['p50_ms']:.2f}" if "p50_ms" in c else "skip",
+                "-",
                 "-",
                 "-",
                 "-",
@@ -534,6 +564,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="CI smoke: 1k and 12k chunks, few queries")
     parser.add_argument("--sizes", help="comma-separated chunk counts built through MarkdownMemory")
     parser.add_argument("--matrix-sizes", help="comma-separated sizes for the vector-search-only run")
+    parser.add_argument(
+        "--sections-per-file",
+        help="comma-separated chunks per daily file (default 50 quick, 50,5 full; 5: ten times the files)",
+    )
     parser.add_argument("--queries", type=int, help="queries per size (default 20 quick, 100 full)")
     parser.add_argument("--spec-queries", type=int, help="queries for the slow baseline (a)")
     parser.add_argument("--json", dest="json_path", help="also write the JSON result here")
@@ -546,7 +580,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def sizes(text: str | None, default: Sequence[int]) -> list[int]:
         return (
-            [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+            [int(x.replace("_", "")) for x in text.split(",") if x.strip() and int(x.replace("_", ""))]
             if text is not None
             else list(default)
         )
@@ -554,6 +588,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quick = bool(args.quick)
     build_sizes = sizes(args.sizes, QUICK_SIZES if quick else FULL_SIZES)
     matrix_sizes = sizes(args.matrix_sizes, () if quick or args.sizes else FULL_MATRIX_SIZES)
+    layouts = sizes(args.sections_per_file, QUICK_LAYOUTS if quick else FULL_LAYOUTS)
     queries = args.queries or (20 if quick else 100)
     spec_queries = args.spec_queries or (3 if quick else 10)
     result: dict[str, Any] = {
@@ -566,10 +601,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     with tempfile.TemporaryDirectory(prefix="md-memory-bench-", dir=args.workdir) as tmp:
         for n in build_sizes:
-            print(f"building {n:,} chunks ...", file=sys.stderr, flush=True)
-            result["sizes"].append(
-                bench_size(n, Path(tmp), queries=queries, spec_queries=min(spec_queries, queries))
-            )
+            for per_file in layouts:
+                print(f"building {n:,} chunks, {per_file} per file ...", file=sys.stderr, flush=True)
+                result["sizes"].append(bench_size(n, Path(tmp), queries=queries,
+                                                  spec_queries=min(spec_queries, queries),
+                                                  sections_per_file=per_file))
         for n in matrix_sizes:
             print(f"matrix-only search at {n:,} vectors ...", file=sys.stderr, flush=True)
             result["matrix_only"].append(bench_matrix(n, Path(tmp), queries=queries, with_vec=True))

@@ -77,7 +77,8 @@ class FactLine:
 
 def strip_annotations(line: str) -> str:
     """``line`` (or a whole text, line by line) without its ``src:`` and ``expires:`` comments."""
-    return _ANNOTATION_RE.sub("", line)
+    # Most text has no comment at all: the regex would try (and fail) at every blank it meets.
+    return _ANNOTATION_RE.sub("", line) if "<!--" in line else line
 
 
 def normalize_fact(line: str) -> str:
@@ -125,8 +126,23 @@ def _outline(lines: Sequence[str]) -> Iterator[tuple[bool, re.Match[str] | None]
         yield fence, None if fence else _HEADING_RE.match(line)
 
 
+def _may_hide(lines: list[str]) -> bool:
+    """False when no line can be hidden: no ``~~`` and no History title anywhere in the text.
+
+    ``str.casefold`` folds character by character, so a heading whose title folds to one of
+    :data:`HISTORY_TITLES` leaves that title in the folded text.
+    """
+    text = "\n".join(lines)
+    if "~~" in text:
+        return True
+    folded = text.casefold()
+    return any(title in folded for title in HISTORY_TITLES)
+
+
 def hidden_lines(lines: list[str]) -> list[bool]:
     """Per line: True for superseded text (a ``History`` section, heading included, or a struck line)."""
+    if not _may_hide(lines):
+        return [False] * len(lines)
     hidden: list[bool] = []
     history_level: int | None = None
     for line, (fence, heading) in zip(lines, _outline(lines), strict=True):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import accumulate
 
 from ..facts import hidden_lines
@@ -62,7 +62,7 @@ _SCAFFOLD_RE = re.compile(
 _BLANK, _HEADING, _SCAFFOLD, _CONTENT = range(4)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs twice as much, and units are many
 class _Unit:
     """Lines ``start..end`` (0-based, inclusive), or ``piece`` of one over-long line."""
 
@@ -91,7 +91,10 @@ def _classify(lines: list[str]) -> tuple[list[int], list[str]]:
     fence: tuple[str, int] | None = None
     for index, raw_line in enumerate(lines):
         line = raw_line.lstrip("\ufeff") if index == 0 else raw_line
-        fence_match = _FENCE_RE.match(line)
+        # Fences and headings start within the first four characters (up to three spaces before):
+        # the regexes run only on lines that start that way.
+        first = line[:4].lstrip(" ")[:1]
+        fence_match = _FENCE_RE.match(line) if first == "`" or first == "~" else None
         if fence is not None:
             kinds.append(_CONTENT if line.strip() else _BLANK)
             char, length = fence
@@ -103,7 +106,7 @@ def _classify(lines: list[str]) -> tuple[list[int], list[str]]:
             fence = (fence_match[1][0], len(fence_match[1]))
         elif not line.strip():
             kinds.append(_BLANK)
-        elif (heading := _HEADING_RE.match(line)) is not None:
+        elif first == "#" and (heading := _HEADING_RE.match(line)) is not None:
             kinds.append(_HEADING)
             level = len(heading[1])
             title = _CLOSING_HASHES_RE.sub("", heading[2].strip()).strip()
@@ -123,8 +126,12 @@ class _Budget:
     """Exact ``estimate_tokens`` of any line range in O(1), via prefix sums."""
 
     def __init__(self, lines: list[str]) -> None:
-        self._chars = [0, *accumulate(len(line) for line in lines)]
-        self._cjk = [0, *accumulate(CJK_CHAR_RE.subn("", line)[1] for line in lines)]
+        self._chars = [0, *accumulate(map(len, lines))]
+        if any(not line.isascii() for line in lines):
+            count = CJK_CHAR_RE.findall
+            self._cjk = [0, *accumulate(0 if line.isascii() else len(count(line)) for line in lines)]
+        else:  # no CJK character in ASCII text
+            self._cjk = [0] * (len(lines) + 1)
 
     def tokens(self, start: int, end: int) -> int:
         """Tokens of ``"\\n".join(lines[start:end + 1])``; mirrors :func:`text.estimate_tokens`."""
@@ -184,9 +191,9 @@ def _units(lines: list[str], kinds: list[int], budget: _Budget, chunk_tokens: in
     return units
 
 
-def _make_chunk(text: str, start: int, end: int, heading: str) -> Chunk:
+def _make_chunk(text: str, start: int, end: int, heading: str, context: str) -> Chunk:
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return Chunk(text=text, start_line=start + 1, end_line=end + 1, heading=heading, hash=digest)
+    return Chunk(text, start + 1, end + 1, heading, digest, context)
 
 
 def _context(lines: list[str], kinds: list[int], budget: _Budget, start: int, end: int, tokens: int) -> str:
@@ -249,13 +256,13 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     budget = _Budget(lines)
     units = _units(lines, kinds, budget, chunk_tokens)
 
-    chunks: list[Chunk] = []
+    spans: list[tuple[str, int, int]] = []  # (text, first line, last line), 0-based
     i = 0
     while i < len(units):
         unit = units[i]
         if unit.piece is not None:
             if unit.content and unit.piece.strip():
-                chunks.append(_make_chunk(unit.piece, unit.start, unit.end, paths[unit.start]))
+                spans.append((unit.piece, unit.start, unit.end))
             i += 1
             continue
         j, has_content = i + 1, unit.content
@@ -271,7 +278,7 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
         if has_content:
             end = units[j - 1].end
             body = "\n".join(lines[unit.start : end + 1])
-            chunks.append(_make_chunk(body, unit.start, end, paths[unit.start]))
+            spans.append((body, unit.start, end))
         if j >= len(units) or units[j].piece is not None or (units[j].heading_start and has_content):
             i = j
             continue
@@ -284,7 +291,8 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
         i = k
     short = min(max(0, int(context_tokens)) // 2, chunk_tokens // 4)
     return [
-        replace(c, context=_context(lines, kinds, budget, c.start_line - 1, c.end_line - 1, context_tokens))
-        if budget.tokens(c.start_line - 1, c.end_line - 1) < short else c
-        for c in chunks
+        _make_chunk(body, start, end, paths[start],
+                    _context(lines, kinds, budget, start, end, context_tokens)
+                    if budget.tokens(start, end) < short else "")
+        for body, start, end in spans
     ]

@@ -144,6 +144,7 @@ class MemoryIndex:
             added_groups: list[int] = []
             for row in rows:
                 rec = row.record
+                script = script_group(rec.text)
                 cur = conn.execute(
                     "INSERT INTO chunks(id, path, start_line, end_line, heading, text, hash, embed_hash, "
                     "context, script, file_kind, updated_at, n_terms, embedding) "
@@ -158,7 +159,7 @@ class MemoryIndex:
                         rec.hash,
                         row.embed_hash,
                         row.context,
-                        script_group(rec.text),
+                        script,
                         rec.file_kind,
                         rec.updated_at,
                         len(row.terms.split()),
@@ -170,7 +171,7 @@ class MemoryIndex:
                 if row.vector is not None:
                     added_ids.append(rowid)
                     added_vectors.append(row.vector)
-                    added_groups.append(script_group(rec.text))
+                    added_groups.append(script)
             conn.execute(
                 "INSERT INTO files(path, mtime_ns, size, hash, kind, indexed_at) VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, size = excluded.size, "

@@ -102,8 +102,9 @@ def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, b
                 out.failure = exc
                 return out
             fresh = dict(zip(batch, vectors, strict=True))
-            index.cache.store(list(fresh.items()), fingerprint)
-            index.set_vectors([(rowid, fresh[d]) for d in batch for rowid in rows_of[d]])
+            with index.writing():  # the cache and the chunks' vectors in one commit
+                index.cache.store(list(fresh.items()), fingerprint)
+                index.set_vectors([(rowid, fresh[d]) for d in batch for rowid in rows_of[d]])
             out.embedded += len(batch)
             advance(sum(len(rows_of[d]) for d in batch))
     if report is not None and done < total:
