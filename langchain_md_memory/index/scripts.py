@@ -47,6 +47,9 @@ class ScriptVectors:
         self.dtype = dtype
         self._groups: dict[int, VectorMatrix] = dict(groups or {})
         self.generation = -1
+        # A search asks for the top k and then the background of the same query: measure it once.
+        self._version = 0
+        self._last: tuple[bytes, int, tuple[dict[int, float], tuple[float, float] | None]] | None = None
 
     @classmethod
     def load(cls, groups: Iterable[int], load_group: Callable[[int], VectorMatrix],
@@ -65,6 +68,7 @@ class ScriptVectors:
     def add(self, rowids: Sequence[int], vectors: Sequence[np.ndarray], groups: Sequence[int]) -> None:
         """Add (or replace) rows; ``groups[i]`` is the script group of ``rowids[i]``."""
         self.remove(rowids)  # a row whose text changed script moves to its new group
+        self._version += 1
         by_group: dict[int, tuple[list[int], list[np.ndarray]]] = {}
         for rowid, vector, group in zip(rowids, vectors, groups, strict=True):
             ids, vecs = by_group.setdefault(group, ([], []))
@@ -74,6 +78,7 @@ class ScriptVectors:
             self._groups.setdefault(group, VectorMatrix(self.dtype)).add(ids, vecs)
 
     def remove(self, rowids: Sequence[int]) -> None:
+        self._version += 1
         for matrix in self._groups.values():
             matrix.remove(rowids)
 
@@ -110,6 +115,15 @@ class ScriptVectors:
 
     def _calibrate(self, query: np.ndarray) -> tuple[dict[int, float], tuple[float, float] | None]:
         """Each group's offset, and the memory-wide background (mean and spread of all cosines)."""
+        key, version = np.asarray(query, dtype=np.float32).tobytes(), self._version
+        last = self._last
+        if last is not None and last[0] == key and last[1] == version:
+            return last[2]
+        result = self._measure(query)
+        self._last = (key, version, result)
+        return result
+
+    def _measure(self, query: np.ndarray) -> tuple[dict[int, float], tuple[float, float] | None]:
         measured = [(group, len(matrix), stats) for group, matrix in self._groups.items()
                     if (stats := matrix.background(query)) is not None]
         total = sum(n for _, n, _ in measured)

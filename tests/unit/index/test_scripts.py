@@ -85,3 +85,16 @@ def test_a_compact_matrix_is_rescored_and_still_offset_by_script() -> None:
     best = exact.top_k(question, 1)[0]
     assert top[0][0] == best[0] == 210  # the cross-lingual answer, as with float32
     assert top[0][1] == pytest.approx(best[1], abs=0.01)  # exact cosine; the offset from compact backgrounds
+
+
+def test_a_repeated_query_is_measured_again_after_a_write() -> None:
+    rng = np.random.default_rng(11)
+    vectors = ScriptVectors()
+    vectors.add(list(range(20)), [rng.normal(size=6) for _ in range(20)], [SCRIPT_OTHER] * 20)
+    query = rng.normal(size=6)
+    before = vectors.background(query)
+    assert vectors.background(query) == before  # asked twice, measured once
+    near = [query + rng.normal(scale=0.1, size=6) for _ in range(20)]
+    vectors.add(list(range(20, 40)), near, [SCRIPT_OTHER] * 20)
+    after = vectors.background(query)
+    assert after is not None and before is not None and after[0] > before[0] + 0.1
