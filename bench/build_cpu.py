@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from .checkout_worker import run_worker
 from .synthetic import write_memory
 
 __all__ = ["main"]
@@ -83,17 +82,10 @@ def _run(checkout: Path, markdown: Path, work: Path, embedder: str) -> dict[str,
     folder = work / "memory"
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(markdown, folder)
-    site_packages = [p for p in sys.path if p.endswith("site-packages")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), *site_packages])}
-    argv = [sys.executable, "-S", "-c", _WORKER, str(folder), embedder]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, cwd=work)
-    shutil.rmtree(folder, ignore_errors=True)
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr[-800:])
-    result = dict(json.loads(done.stdout.strip().splitlines()[-1]))
-    if not str(result.pop("package")).startswith(str(checkout)):  # another checkout would be measured
-        raise RuntimeError(f"the worker did not import the package from {checkout}")
-    return result
+    try:
+        return run_worker(checkout, _WORKER, [str(folder), embedder], work)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,14 +16,13 @@ site-packages, on ``PYTHONPATH``). Median of the per-round medians; nothing here
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from .checkout_worker import run_worker
 
 __all__ = ["main", "write_memory"]
 
@@ -57,17 +56,7 @@ def write_memory(root: Path, files: int) -> None:
 
 
 def _run(checkout: Path, folder: Path, watch: bool, repeats: int) -> dict[str, float]:
-    site_packages = [p for p in sys.path if p.endswith("site-packages")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), *site_packages])}
-    # cwd away from any checkout: "-c" puts the working folder first on sys.path.
-    argv = [sys.executable, "-S", "-c", _WORKER, str(folder), "1" if watch else "0", str(repeats)]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, cwd=folder.parent)
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr[-800:])
-    result = dict(json.loads(done.stdout.strip().splitlines()[-1]))
-    if not str(result.pop("package")).startswith(str(checkout)):  # another checkout would be measured
-        raise RuntimeError(f"the worker did not import the package from {checkout}")
-    return result
+    return run_worker(checkout, _WORKER, [str(folder), "1" if watch else "0", str(repeats)], folder.parent)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
