@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -48,7 +49,8 @@ class ScriptVectors:
         self._groups: dict[int, VectorMatrix] = dict(groups or {})
         self.generation = -1
         # A search asks for the top k and then the background of the same query: measure it once.
-        self._version = 0
+        self._version = 0  # bumped by every write, under _lock (writers run on several threads)
+        self._lock = threading.Lock()
         self._last: tuple[bytes, int, tuple[dict[int, float], tuple[float, float] | None]] | None = None
 
     @classmethod
@@ -68,7 +70,6 @@ class ScriptVectors:
     def add(self, rowids: Sequence[int], vectors: Sequence[np.ndarray], groups: Sequence[int]) -> None:
         """Add (or replace) rows; ``groups[i]`` is the script group of ``rowids[i]``."""
         self.remove(rowids)  # a row whose text changed script moves to its new group
-        self._version += 1
         by_group: dict[int, tuple[list[int], list[np.ndarray]]] = {}
         for rowid, vector, group in zip(rowids, vectors, groups, strict=True):
             ids, vecs = by_group.setdefault(group, ([], []))
@@ -76,11 +77,16 @@ class ScriptVectors:
             vecs.append(vector)
         for group, (ids, vecs) in by_group.items():
             self._groups.setdefault(group, VectorMatrix(self.dtype)).add(ids, vecs)
+        with self._lock:
+            self._version += 1
 
     def remove(self, rowids: Sequence[int]) -> None:
-        self._version += 1
+        with self._lock:
+            self._version += 1
         for matrix in self._groups.values():
             matrix.remove(rowids)
+        with self._lock:  # a measurement that overlapped the change is not kept
+            self._version += 1
 
     def background(self, query: np.ndarray) -> tuple[float, float] | None:
         """Mean and spread of the query's cosine to all of this memory's notes.
@@ -115,12 +121,15 @@ class ScriptVectors:
 
     def _calibrate(self, query: np.ndarray) -> tuple[dict[int, float], tuple[float, float] | None]:
         """Each group's offset, and the memory-wide background (mean and spread of all cosines)."""
-        key, version = np.asarray(query, dtype=np.float32).tobytes(), self._version
-        last = self._last
+        key = np.asarray(query, dtype=np.float32).tobytes()
+        with self._lock:
+            version, last = self._version, self._last
         if last is not None and last[0] == key and last[1] == version:
             return last[2]
         result = self._measure(query)
-        self._last = (key, version, result)
+        with self._lock:
+            if self._version == version:  # no write overlapped the measurement
+                self._last = (key, version, result)
         return result
 
     def _measure(self, query: np.ndarray) -> tuple[dict[int, float], tuple[float, float] | None]:
