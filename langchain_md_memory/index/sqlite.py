@@ -312,7 +312,7 @@ class MemoryIndex:
         return {int(r[0]): from_blob(r[1]) for r in rows}
 
     def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
-        """Mean and spread of the query's cosine to this memory's notes (see ``VectorMatrix.background``)."""
+        """Mean and spread of the query's cosine to this memory's notes (see ``ScriptVectors.background``)."""
         with self._db.read_snapshot():
             return self._vector_matrix().background(query)
 

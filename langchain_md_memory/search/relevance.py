@@ -5,9 +5,9 @@ question against any note) and a keyword score divided by the best hit is 1.0
 for whatever matched best, even stop words alone. Neither can say "nothing
 relevant is stored". Two signals can:
 
-- **vector evidence**: how far the hit's cosine stands above this memory's
-  background (the query's mean cosine to its notes; per script, in a memory
-  written in two, see :mod:`langchain_md_memory.index.scripts`), in standard deviations
+- **vector evidence**: how far the hit's cosine (offset for its script in a memory
+  written in two, see :mod:`langchain_md_memory.index.scripts`) stands above this
+  memory's background (the query's mean cosine to all its notes), in standard deviations
   (a z-score), mapped onto [0, 1]: ``(z - Z_NONE) / (Z_FULL - Z_NONE)``,
   clipped. A raw threshold would fit one model only.
 - **coverage**: the share of the query's content terms (stop words dropped)
