@@ -15,6 +15,7 @@ import json
 import textwrap
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from ..core import MemoryCore
@@ -230,6 +231,62 @@ def _import(args: argparse.Namespace, out: TextIO, progress: ProgressCallback | 
     return 0
 
 
+def _pull(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..files.transfer import pull
+
+    paths = pull(mem.store, args.folder, origin=_origin(mem))
+    if args.json:
+        _dump({"folder": args.folder, "pulled": paths}, out)
+    else:
+        print(f"pulled {len(paths)} file(s) into {args.folder}; edit them, then: "
+              f"md-memory push {args.folder}", file=out)
+    return 0
+
+
+def _push(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..files.transfer import push
+
+    report = push(args.folder, mem.store, origin=_origin(mem))
+    if report.changed:
+        mem.sync()
+    if args.json:
+        _dump({"folder": args.folder, "written": report.written, "removed": report.removed}, out)
+    else:
+        print(f"pushed {args.folder}: {len(report.written)} file(s) written, {len(report.removed)} removed",
+              file=out)
+    return 0
+
+
+def _migrate(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..files.store import MarkdownStore
+    from ..files.transfer import migrate
+
+    if args.from_dir is not None:
+        source, target, folder = MarkdownStore(_existing(args.from_dir)), mem.store, args.from_dir
+    else:
+        source, target, folder = mem.store, MarkdownStore(args.to_dir), args.to_dir
+    paths = migrate(source, target, overwrite=args.overwrite, progress=None)
+    if args.from_dir is not None:
+        mem.sync(force=True)
+    if args.json:
+        _dump({"from" if args.from_dir is not None else "to": folder, "copied": paths}, out)
+    else:
+        way = f"from {folder} into {mem.memory_dir}" if args.from_dir is not None else f"into {folder}"
+        print(f"migrated {len(paths)} file(s) {way}", file=out)
+    return 0
+
+
+def _existing(folder: str) -> str:
+    if not Path(folder).expanduser().is_dir():
+        raise MemoryInputError(f"no memory folder at {folder} to migrate from")
+    return folder
+
+
+def _origin(mem: MemoryCore) -> str:
+    """Names the memory in a pull's manifest, so a push goes back to where the files came from."""
+    return str(mem.memory_dir)
+
+
 _COMMANDS: dict[str, Command] = {
     "search": _search,
     "get": _get,
@@ -240,4 +297,7 @@ _COMMANDS: dict[str, Command] = {
     "watch": _watch,
     "dream": _dream,
     "export": _export,
+    "pull": _pull,
+    "push": _push,
+    "migrate": _migrate,
 }

@@ -77,7 +77,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 def _check(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments before anything is opened, if anything."""
     folder = Path(args.dir).expanduser()
-    creating = args.command in _CREATING or (args.command == "index" and args.create)
+    creating = (args.command in _CREATING or (args.command == "index" and args.create)
+                or (args.command == "migrate" and args.from_dir is not None))
     if not folder.exists() and not creating:
         how = "add TEXT" if args.command != "index" else "index --create"
         return (f"no memory folder at {args.dir} (pass --dir or set ${DIR_ENV}; "

@@ -108,4 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     import_ = command("import", "unpack a memory .tar.gz into the memory folder and index it")
     import_.add_argument("archive")
     import_.add_argument("--overwrite", action="store_true", help="replace same-named memory files")
+
+    pull = command("pull", "write the memory's Markdown into a folder for a person to read and edit")
+    pull.add_argument("folder", help="an empty or new folder, or an earlier pull with nothing unpushed")
+
+    push = command("push", "apply a pulled folder's edits back; refused if the memory changed them since")
+    push.add_argument("folder", help="a folder written by pull")
+
+    migrate = command("migrate", "copy every Markdown file, byte for byte, from a folder into this memory "
+                                 "or from this memory into a folder")
+    way = migrate.add_mutually_exclusive_group(required=True)
+    way.add_argument("--from", dest="from_dir", metavar="FOLDER", help="a memory folder to copy in")
+    way.add_argument("--to", dest="to_dir", metavar="FOLDER", help="a folder to copy this memory into")
+    migrate.add_argument("--overwrite", action="store_true",
+                         help="replace the target's files (it ends holding exactly the source's)")
     return parser

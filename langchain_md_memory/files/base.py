@@ -70,6 +70,10 @@ class DocumentStore(Protocol):
         """Replace the whole document, atomically."""
         ...
 
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Replace the whole document with exactly ``data``, atomically (migrate, pull and push)."""
+        ...
+
     def append(self, path: str, content: str) -> None:
         """Append ``content`` as new lines, atomically."""
         ...

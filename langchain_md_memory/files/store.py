@@ -210,6 +210,11 @@ class MarkdownStore:
             crlf = self.exists(rel) and self._load(rel, errors="surrogateescape")[1]
             self._save(rel, clean_text(content), crlf)
 
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Replace the file with exactly ``data``, atomically (creating it and its folders)."""
+        with self._locked():
+            self._save_bytes(self._writable(path), data)
+
     def append(self, path: str, content: str) -> None:
         """Append ``content`` as a new line (or lines) at the end of the file.
 

@@ -14,7 +14,8 @@ import langchain_md_memory
 from langchain_md_memory.cli import build_parser, main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
-COMMANDS = ("search", "get", "add", "index", "status", "verify", "watch", "dream", "export", "import")
+COMMANDS = ("search", "get", "add", "index", "status", "verify", "watch", "dream", "export", "import",
+            "pull", "push", "migrate")
 
 
 @pytest.fixture
