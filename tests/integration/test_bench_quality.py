@@ -382,3 +382,28 @@ def test_hygiene_harness_keyword_only_current_fact_wins_and_r5_holds(tmp_path):
     assert result["dedup"]["dev_r5"] >= result["plain"]["dev_r5"] - 0.02
     assert result["dedup anywhere"]["dev_r5"] >= result["plain"]["dev_r5"] - 0.02
     assert result["superseded"]["current_first"] > result["both live"]["current_first"]
+
+
+# -- dedup probe ---------------------------------------------------------------------
+
+
+def test_dedup_probe_counts_caught_restatements_and_dropped_changes_with_the_guards():
+    from bench.quality.dedup_probe import guards_pass, sweep
+
+    assert guards_pass("Standup at 10:00.", "Standup at 10:00 every day.")
+    assert not guards_pass("Standup at 10:00.", "Standup at 9:30.")  # numbers differ: never the same fact
+    assert not guards_pass("Drinks coffee.", "Never drinks coffee.")  # a negation differs
+    same = [(0.99, True), (0.96, True), (0.99, False)]
+    changed = [(0.995, True), (0.90, True)]
+    rows = sweep(same, changed, [0.95, 0.98])
+    assert rows[0] == {"threshold": 0.95, "restated_caught": 2 / 3, "changed_dropped": 0.5}
+    assert rows[1] == {"threshold": 0.98, "restated_caught": 1 / 3, "changed_dropped": 0.5}
+
+
+def test_dedup_pairs_are_well_formed():
+    from bench.quality.dedup_probe import PAIRS
+
+    data = json.loads(PAIRS.read_text(encoding="utf-8"))
+    for kind in ("same", "changed"):
+        assert len(data[kind]) >= 20
+        assert all(len(pair) == 2 and pair[0] != pair[1] for pair in data[kind])
