@@ -137,11 +137,13 @@ class MemoryConfig(_Frozen):
     compact scan is several times slower (numpy widens each block to float32 first), so float32 stays
     the default; choose ``int8`` when the matrix would not fit in memory."""
     stat_check_max_files: int = Field(2000, ge=0)
-    """0 turns off the walk that catches edits made outside the package when no healthy watcher runs.
+    """How a search without a healthy watcher finds edits made outside the package; 0: it does not.
 
-    Any other value turns it on: one ``os.scandir`` walk of the whole folder (about 3 µs a file).
-    It is no longer a cap: re-stat-ing only the newest files cost more than the walk and missed
-    edits to older ones. A running, healthy watcher replaces the walk."""
+    Up to this many files, every search walks the folder first (one ``os.scandir`` pass, about
+    3 µs a file). Above it, a search stats only the folders (one ``stat`` each: any file created,
+    removed or renamed, every write of this package in any process, moves one) and walks when one
+    moved, or when ten times the last walk's duration has passed (edits made in place), so the
+    walk costs at most a tenth of the searching time. A running, healthy watcher replaces both."""
     # Limits on what a write may bring in and what the index reads (a search never stalls on a
     # huge file): each error names the limit it hit.
     max_write_bytes: int = Field(1_000_000, ge=1)

@@ -16,30 +16,49 @@ import logging
 import os
 import stat as stat_module
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import MemoryPathError
 from .locks import pid_alive
 from .paths import OWNED_HIDDEN_DIRS, is_memory_file, normalize_relpath
 
-__all__ = ["scan_folder", "sweep_temp_files"]
+__all__ = ["folder_stamps", "scan_folder", "sweep_temp_files"]
 
 logger = logging.getLogger(__name__)
 
 
 def scan_folder(root: Path, wanted: Callable[[str], bool], *, max_depth: int,
-                resolve: Callable[[str], Path]) -> dict[str, tuple[int, int]]:
+                resolve: Callable[[str], Path],
+                folders: dict[str, int] | None = None) -> dict[str, tuple[int, int]]:
     """Every wanted regular file under ``root`` with its ``(mtime_ns, size)``, from one walk.
 
     Hidden entries are skipped (but for the unindexed store files when ``wanted`` is
     ``is_memory_file``), folders deeper than ``max_depth`` are not entered, and only
     symlinks pay for the full guard (``resolve``): a regular file met while walking
-    the real tree under root is inside it by construction.
+    the real tree under root is inside it by construction. ``folders``, when given,
+    receives each folder walked (``""``, ``"memory/"``, ...) with its ``mtime_ns``,
+    taken before it is listed (see :func:`folder_stamps`).
     """
     found: dict[str, tuple[int, int]] = {}
-    _scan_dir(str(root), "", found, wanted, max_depth, resolve)
+    _scan_dir(str(root), "", found, wanted, max_depth, resolve, folders)
     return found
+
+
+def folder_stamps(root: Path, folders: Iterable[str]) -> dict[str, int]:
+    """``mtime_ns`` of each folder (relative, ``""`` for ``root``) that still exists.
+
+    A folder's mtime moves whenever an entry is created, removed or renamed in it, so
+    every write of this package (a temp file renamed into place) and every file added
+    or deleted shows here; an edit made in place (``>>``, some editors) does not.
+    """
+    stamps: dict[str, int] = {}
+    for rel in folders:
+        try:
+            stamps[rel] = os.stat(os.path.join(root, rel) if rel else root).st_mtime_ns
+        except OSError:
+            continue
+    return stamps
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -58,8 +77,10 @@ def _is_wanted(wanted: Callable[[str], bool], rel: str) -> bool:
 
 
 def _scan_dir(directory: str, base: str, found: dict[str, tuple[int, int]], wanted: Callable[[str], bool],
-              max_depth: int, resolve: Callable[[str], Path]) -> None:
+              max_depth: int, resolve: Callable[[str], Path], folders: dict[str, int] | None) -> None:
     try:
+        if folders is not None:  # before listing: a change made while listing moves it past this
+            folders[base] = os.stat(directory).st_mtime_ns
         with os.scandir(directory) as listing:
             entries = list(listing)
     except OSError as exc:
@@ -73,7 +94,7 @@ def _scan_dir(directory: str, base: str, found: dict[str, tuple[int, int]], want
         try:
             if entry.is_dir(follow_symlinks=False):
                 if rel.count("/") < max_depth:
-                    _scan_dir(entry.path, rel + "/", found, wanted, max_depth, resolve)
+                    _scan_dir(entry.path, rel + "/", found, wanted, max_depth, resolve, folders)
                 continue
             if name[-3:].lower() != ".md" or not _is_wanted(wanted, rel):
                 continue

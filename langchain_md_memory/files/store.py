@@ -22,7 +22,7 @@ import contextlib
 import logging
 import os
 import stat as stat_module
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -39,7 +39,7 @@ from .paths import (
     resolve_alias,
     resolve_memory_path,
 )
-from .scan import scan_folder, sweep_temp_files
+from .scan import folder_stamps, scan_folder, sweep_temp_files
 
 __all__ = ["LOCK_FILE", "MarkdownStore"]
 
@@ -191,15 +191,25 @@ class MarkdownStore:
         """
         return sorted(self.scan(include_unindexed=include_unindexed))
 
-    def scan(self, *, include_unindexed: bool = False) -> dict[str, tuple[int, int]]:
+    def scan(self, *, include_unindexed: bool = False,
+             folders: dict[str, int] | None = None) -> dict[str, tuple[int, int]]:
         """Every managed file with its ``(mtime_ns, size)``, from one directory walk.
 
         Only symlinks pay for the full guard (``realpath``): a regular file met
         while walking the real tree under root is inside it by construction.
+        ``folders``, when given, receives the ``mtime_ns`` of every folder walked.
         """
         wanted = is_memory_file if include_unindexed else is_managed_file
         depth = self.max_path_depth if self.recursive else 0
-        return scan_folder(self.root, wanted, max_depth=depth, resolve=self.resolve)
+        return scan_folder(self.root, wanted, max_depth=depth, resolve=self.resolve, folders=folders)
+
+    def folder_stamps(self, folders: Iterable[str]) -> dict[str, int]:
+        """``mtime_ns`` of these folders (as :meth:`scan` named them): one ``stat`` each.
+
+        Any file created, removed or renamed in a folder (every write of this package
+        renames a temp file into place) moves its mtime; an edit made in place does not.
+        """
+        return folder_stamps(self.root, folders)
 
     # -- writing --------------------------------------------------------------------
 

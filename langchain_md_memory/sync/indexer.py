@@ -31,6 +31,7 @@ from ..secrets import scrub
 from ..text import index_terms
 from ..types import ChunkRecord, ProgressCallback, ProgressEvent
 from .embedding import Embedder, embed_missing, embed_text
+from .freshness import FolderCheck
 
 __all__ = ["Embedder", "Indexer", "SyncStats", "embed_text", "index_identity"]
 
@@ -91,6 +92,8 @@ class Indexer:
         self._sync_lock = threading.Lock()
         self._embed_retry_at = 0.0
         self._known: dict[str, tuple[int, int]] | None = None
+        self.freshness = FolderCheck(store)
+        """Walks the folder for edits made outside the package (see :mod:`.freshness`)."""
         self.watcher_healthy: Callable[[], bool] = lambda: False
         """True while a file watcher reports every change (then a search stats nothing)."""
         self.last_sync: float | None = None
@@ -123,8 +126,10 @@ class Indexer:
         Writes through the package set the dirty flag. Edits made by hand or
         by another process are caught by a healthy file watcher (it sets the
         flag on every event, so a search then trusts it and stats nothing) or,
-        without one, by a single directory walk comparing every file's
-        (mtime, size) with what the last sync saw. ``stat_check_max_files=0``
+        without one, by a directory walk comparing every file's (mtime, size)
+        with what the last sync saw: before every search up to
+        ``stat_check_max_files`` files, above it when a folder changed or a
+        periodic walk is due (see :mod:`.freshness`). ``stat_check_max_files=0``
         turns the walk off.
         """
         needed, scanned = self._check()
@@ -134,9 +139,12 @@ class Indexer:
         """(sync needed, the directory walk made to decide it, if one was)."""
         if self._dirty or self._known is None:
             return True, None
-        if self.watcher_healthy() or self.config.stat_check_max_files == 0:
+        limit = self.config.stat_check_max_files
+        if self.watcher_healthy() or limit == 0:
             return False, None
-        scanned = self.store.scan()
+        if len(self._known) > limit and self.freshness.unchanged():
+            return False, None
+        scanned = self.freshness.walk()
         return scanned != self._known, scanned
 
     # -- sync -----------------------------------------------------------------------
@@ -183,7 +191,7 @@ class Indexer:
         # A walk made by needs_sync() moments ago is as good as a new one: every changed file is
         # re-stat-ed inside the write transaction below, and a file added since is seen next time.
         if scanned is None:
-            scanned = self.store.scan()
+            scanned = self.freshness.walk()
         paths = sorted(scanned)
         seen: dict[str, tuple[int, int]] = {}
         c.files = len(paths)

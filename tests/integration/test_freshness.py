@@ -93,3 +93,97 @@ def test_stat_check_zero_turns_the_walk_off(memory_dir: Path, walks: list[int]) 
         before = len(walks)
         mem.search("bond")
         assert len(walks) == before
+
+
+# -- above stat_check_max_files: folders first, walks when one moved or one is due -----------
+
+
+@pytest.fixture
+def big_memory(memory_dir: Path) -> Path:
+    """Twelve files in two folders (over a cap of 10), every folder and file dated well in the past."""
+    (memory_dir / "memory").mkdir()
+    for i in range(6):
+        (memory_dir / f"topic{i}.md").write_text(f"- topic note {i}\n", encoding="utf-8")
+        (memory_dir / "memory" / f"2026-01-0{i + 1}.md").write_text(f"- log note {i}\n", encoding="utf-8")
+    return memory_dir
+
+
+def _age_folders(root: Path) -> None:
+    """Date every folder 100 s back, as folders are when nothing was added for a while."""
+    old = time.time() - 100
+    for folder in (root, root / "memory"):
+        os.utime(folder, (old, old))
+
+
+@pytest.fixture
+def no_periodic_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_md_memory.sync import freshness
+
+    monkeypatch.setattr(freshness, "WALK_SHARE", 1e12)
+
+
+def _opened(root: Path) -> MarkdownMemory:
+    mem = MarkdownMemory(root, embeddings="none", config={"stat_check_max_files": 10})
+    mem.search("note")  # the first sync walks
+    _age_folders(root)
+    mem.indexer.freshness.walk()  # remembers the aged folders as trusted
+    return mem
+
+
+def test_above_the_cap_a_quiet_search_only_stats_folders(big_memory: Path, walks: list[int],
+                                                         no_periodic_walk: None) -> None:
+    with _opened(big_memory) as mem:
+        before = len(walks)
+        for _ in range(5):
+            assert mem.search("note")
+        assert len(walks) == before
+
+
+def test_above_the_cap_another_writer_and_a_new_file_are_seen_at_once(big_memory: Path, walks: list[int],
+                                                                      no_periodic_walk: None) -> None:
+    with _opened(big_memory) as mem:
+        other = MarkdownStore(big_memory)  # another process's package write: a temp file renamed in
+        other.append("memory/2026-01-03.md", "- the landlord raised the rent to 1,700")
+        before = len(walks)
+        assert [h.path for h in mem.search("landlord")] == ["memory/2026-01-03.md"]
+        assert len(walks) == before + 1
+        _age_folders(big_memory)
+        mem.indexer.freshness.walk()
+        new_log = big_memory / "memory" / "2026-02-01.md"
+        new_log.write_text("- booked the zucchini festival\n", encoding="utf-8")
+        assert [h.path for h in mem.search("zucchini")] == ["memory/2026-02-01.md"]
+
+
+def test_above_the_cap_an_edit_in_place_is_seen_when_the_periodic_walk_is_due(
+        big_memory: Path, monkeypatch: pytest.MonkeyPatch, no_periodic_walk: None) -> None:
+    from types import SimpleNamespace
+
+    from langchain_md_memory.sync import freshness
+
+    with _opened(big_memory) as mem:
+        _edit_by_hand(big_memory / "topic0.md", "- topic note 0\n- quince jam recipe\n")
+        assert mem.search("quince") == []  # in place: no folder moved, the periodic walk is not due
+        later = SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13, time_ns=time.time_ns)
+        monkeypatch.setattr(freshness, "time", later)
+        assert [h.path for h in mem.search("quince")] == ["topic0.md"]
+
+
+def test_folders_changed_just_before_a_walk_are_not_trusted(big_memory: Path, walks: list[int],
+                                                            no_periodic_walk: None) -> None:
+    with MarkdownMemory(big_memory, embeddings="none", config={"stat_check_max_files": 10}) as mem:
+        mem.search("note")  # the folders were written a moment ago
+        before = len(walks)
+        for _ in range(3):
+            mem.search("note")
+        assert len(walks) == before + 3
+
+
+def test_at_or_below_the_cap_every_search_walks(big_memory: Path, walks: list[int],
+                                                no_periodic_walk: None) -> None:
+    with MarkdownMemory(big_memory, embeddings="none", config={"stat_check_max_files": 12}) as mem:
+        mem.search("note")
+        _age_folders(big_memory)
+        before = len(walks)
+        for _ in range(3):
+            mem.search("note")
+        assert len(walks) == before + 3

@@ -1,0 +1,85 @@
+"""When a search without a watcher must walk the memory folder for edits made outside the package.
+
+Writes through the package set the indexer's dirty flag, and a healthy watcher
+reports everything else. Without a watcher:
+
+- up to ``stat_check_max_files`` files, every search walks the folder (one
+  ``os.scandir`` pass, a few µs a file), so any edit is seen by the next search;
+- above it, a search first stats each folder it walked last time. A folder's
+  mtime moves whenever an entry in it is created, removed or renamed: every write
+  of this package, in any process (a temp file renamed into place), and every
+  file a person adds, deletes or saves by renaming (as many editors do). Then it
+  walks at once. An edit made in place (``>>``, an editor writing over the same
+  file) moves no folder; a periodic walk finds it, due once ten times the last
+  walk's duration has passed, so walking takes at most a tenth of the time spent
+  searching (20,000 files: a walk of about 60 ms, at most every 0.6 s).
+- A folder changed within two seconds before a walk is not trusted (filesystem
+  clocks tick coarsely, so a later change could carry the same mtime): searches
+  keep walking until the folders are older than that.
+
+Example:
+    .. code-block:: python
+
+        check = FolderCheck(store)
+        files = check.walk()          # {path: (mtime_ns, size)}, folders remembered
+        if not check.unchanged():     # one stat per folder
+            files = check.walk()
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
+
+from ..files.base import DocumentStore
+
+__all__ = ["RACY_NS", "WALK_SHARE", "FolderCheck"]
+
+RACY_NS = 2_000_000_000
+"""A folder changed this recently before a walk (ns) is not trusted to show the next change."""
+
+WALK_SHARE = 10.0
+"""Above the cap, a periodic walk is due once this many times the last walk's duration has passed."""
+
+
+@runtime_checkable
+class _Folders(Protocol):
+    """A store in a folder tree (:class:`~langchain_md_memory.files.store.MarkdownStore`)."""
+
+    def scan(self, *, include_unindexed: bool = False,
+             folders: dict[str, int] | None = None) -> dict[str, tuple[int, int]]: ...
+
+    def folder_stamps(self, folders: Iterable[str]) -> dict[str, int]: ...
+
+
+class FolderCheck:
+    """Walks a store's documents, and says when nothing can have changed since the last walk."""
+
+    def __init__(self, store: DocumentStore) -> None:
+        self.store = store
+        self._folders: dict[str, int] | None = None
+        self._next_walk = 0.0
+        self.walks = 0
+        """How many walks this check made (for status and tests)."""
+
+    def walk(self) -> dict[str, tuple[int, int]]:
+        """Every document's ``(mtime_ns, size)``; a folder store's folders are remembered with it."""
+        self.walks += 1
+        if not isinstance(self.store, _Folders):
+            return self.store.scan()
+        folders: dict[str, int] = {}
+        started, wall = time.monotonic(), time.time_ns()
+        found = self.store.scan(folders=folders)
+        now = time.monotonic()
+        trusted = all(wall - stamp > RACY_NS for stamp in folders.values())
+        self._folders = folders if trusted else None
+        self._next_walk = now + WALK_SHARE * (now - started)
+        return found
+
+    def unchanged(self) -> bool:
+        """True when no folder moved since the last walk and no periodic walk is due yet."""
+        if self._folders is None or time.monotonic() >= self._next_walk:
+            return False
+        assert isinstance(self.store, _Folders)  # only a folder store records folders
+        return self.store.folder_stamps(self._folders) == self._folders
