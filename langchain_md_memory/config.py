@@ -136,11 +136,11 @@ class MemoryConfig(_Frozen):
     float32 vectors, so the top 24 matched float32's on every query of bench/vectors_compact.py. A
     compact scan is several times slower (numpy widens each block to float32 first), so float32 stays
     the default; choose ``int8`` when the matrix would not fit in memory."""
-    stat_check_max_files: int = Field(2000, ge=0)
+    stat_check_max_files: int = Field(300, ge=0)
     """How a search without a healthy watcher finds edits made outside the package; 0: it does not.
 
     Up to this many files, every search walks the folder first (one ``os.scandir`` pass, about
-    3 µs a file). Above it, a search stats only the folders (one ``stat`` each: any file created,
+    3 µs a file, so under a millisecond at 300). Above it, a search stats only the folders (one ``stat`` each: any file created,
     removed or renamed, every write of this package in any process, moves one) and walks when one
     moved, or when ten times the last walk's duration has passed (edits made in place), so the
     walk costs at most a tenth of the searching time. A running, healthy watcher replaces both."""
