@@ -30,6 +30,7 @@ from ..index.rows import ChunkRow, FileState
 from ..secrets import scrub
 from ..text import index_terms
 from ..types import ChunkRecord, ProgressCallback, ProgressEvent
+from .batches import WriteBatches
 from .embedding import Embedder, embed_missing, embed_text
 from .freshness import FolderCheck
 
@@ -39,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 # After an embedding failure, sync does not retry the provider for this long.
 _EMBED_BACKOFF_S = 30.0
+
 
 
 @dataclass(slots=True)
@@ -196,19 +198,21 @@ class Indexer:
         seen: dict[str, tuple[int, int]] = {}
         c.files = len(paths)
         fingerprint = self._fingerprint_or_none()
-        for done, path in enumerate(paths, 1):
-            old = known.get(path)
-            if not force and old is not None and (old.mtime_ns, old.size) == scanned[path]:
-                seen[path] = scanned[path]
-                continue
-            # Read the file inside the index's write transaction: another process's sync that
-            # read an older version cannot commit after us, so the index never goes back in time.
-            with self.index.writing():
+        with WriteBatches(self.index) as batches:
+            for done, path in enumerate(paths, 1):
+                old = known.get(path)
+                if not force and old is not None and (old.mtime_ns, old.size) == scanned[path]:
+                    seen[path] = scanned[path]
+                    continue
+                # Read the file inside the index's write transaction: another process's sync that
+                # read an older version cannot commit after us, so the index never goes back in time.
+                batches.enter()
                 stat = self._reindex_file(path, force, fingerprint, c)
-            if stat is not None:
-                seen[path] = stat
-            if progress is not None:
-                progress(ProgressEvent("index", done, len(paths), "files"))
+                batches.done()
+                if stat is not None:
+                    seen[path] = stat
+                if progress is not None:
+                    progress(ProgressEvent("index", done, len(paths), "files"))
         for path in known.keys() - seen.keys() - scanned.keys():
             c.chunks_removed += self.index.remove_file(path)
             c.files_removed += 1
@@ -408,3 +412,4 @@ class Indexer:
             self.handle.fall_back(reason)
             self.mark_dirty()
         self.sync()
+
