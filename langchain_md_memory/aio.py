@@ -62,6 +62,11 @@ class AsyncMemoryMethods(DocumentMethods):
                            debounce_ms: int | None = None) -> MemoryWatcher: ...
         def stop_watching(self) -> None: ...
         def close(self) -> None: ...
+        @classmethod
+        def from_postgres(cls, conninfo_or_pool: Any, tenant: str, *, embeddings: Any = "auto",
+                          config: MemoryConfig | dict[str, Any] | None = None,
+                          progress: ProgressCallback | None = None, vector_search: str = "auto",
+                          pool_max_size: int = 10) -> Self: ...
 
     # -- search and context ------------------------------------------------------------
 
@@ -172,6 +177,16 @@ class AsyncMemoryMethods(DocumentMethods):
     async def astop_watching(self) -> None:
         """Async twin of :meth:`stop_watching` (joining the watcher's threads happens off the loop)."""
         await asyncio.to_thread(self.stop_watching)
+
+    @classmethod
+    async def afrom_postgres(cls, conninfo_or_pool: Any, tenant: str, *, embeddings: Any = "auto",
+                             config: MemoryConfig | dict[str, Any] | None = None,
+                             progress: ProgressCallback | None = None, vector_search: str = "auto",
+                             pool_max_size: int = 10) -> Self:
+        """Async twin of ``from_postgres``."""
+        return await asyncio.to_thread(
+            cls.from_postgres, conninfo_or_pool, tenant, embeddings=embeddings, config=config,
+            progress=progress, vector_search=vector_search, pool_max_size=pool_max_size)
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""

@@ -36,8 +36,8 @@ from .facts import (
     with_expiry,
     with_provenance,
 )
+from .files.base import DocumentStore
 from .files.paths import SESSIONS_DIR, is_managed_file, is_memory_file
-from .files.store import MarkdownStore
 from .redaction import WriteRedactor
 
 __all__ = ["DocumentMethods", "Remembered"]
@@ -62,7 +62,7 @@ class Remembered:
 class DocumentMethods:
     """Markdown file operations over ``self.store``; ``mark_changed`` tells the index."""
 
-    store: MarkdownStore
+    store: DocumentStore
     config: MemoryConfig
     _write_redactor: tuple[object, WriteRedactor] | None = None
 

@@ -1,6 +1,8 @@
-"""Shared fixtures: a fresh memory folder and a keyword-only memory over it."""
+"""Shared fixtures: a fresh memory folder and a keyword-only memory over it; a PostgreSQL server."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
@@ -26,3 +28,18 @@ def kw_memory(memory_dir):
     mem = MarkdownMemory(memory_dir, embeddings="none")
     yield mem
     mem.close()
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a throwaway PostgreSQL 16 + pgvector server, started once for the run (pgserver).
+
+    It runs from a temporary folder over a unix socket (no TCP port, no network) and stops when the
+    session ends; only tests that ask for it start it.
+    """
+    pgserver = pytest.importorskip("pgserver", reason="PostgreSQL tests need the pgserver package")
+    server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
-__all__ = ["ChangeStamp", "DocumentStore"]
+__all__ = ["ChangeStamp", "DocumentStore", "StateStore"]
 
 ChangeStamp = tuple[int, int]
 """What changes whenever a document changes (a folder's ``(mtime_ns, size)``, a row's revision)."""
@@ -58,7 +58,7 @@ class DocumentStore(Protocol):
         """The document's text (LF line endings, invalid UTF-8 as U+FFFD)."""
         ...
 
-    def read_bytes(self, path: str) -> bytes:
+    def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
         """The document's exact bytes."""
         ...
 
@@ -90,10 +90,26 @@ class DocumentStore(Protocol):
         """Read-modify-write under the lock (nobody writes between the read and the write)."""
         ...
 
+    def replace_lines(self, path: str, start_line: int, end_line: int, new_text: str) -> str:
+        """Replace lines ``start_line..end_line`` (1-based, inclusive) by ``new_text``; returns them."""
+        ...
+
     def remove(self, path: str) -> bool:
         """Delete the document; False when it does not exist."""
         ...
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """The lock every writer takes, re-entrant within a thread."""
+        ...
+
+
+class StateStore(Protocol):
+    """Durable key-value bookkeeping of one memory (dream's), kept when the index is rebuilt."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value stored under ``key``, or ``default``."""
+        ...
+
+    def set(self, key: str, value: Any) -> None:
+        """Store ``value`` (JSON-serialisable) under ``key``."""
         ...

@@ -1,0 +1,221 @@
+"""The PostgreSQL backend itself: read-after-write across hosts, tenants, errors, agreement with SQLite."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from langchain_md_memory import MarkdownMemory, MemoryInputError, MemoryPathError, MemoryStoreError
+from langchain_md_memory.errors import BackendConnectionError, BackendSchemaError
+from langchain_md_memory.postgres import SCHEMA_VERSION
+from tests.postgres.conftest import MemoryFactory
+from tests.support.embeddings import AxisEmbeddings
+
+NOTES = ("# Money\n\n- Bond ladder: five rungs of treasuries.\n- 单只个股不超过总仓位 5%\n"
+         "- Cash buffer: six months.\n")
+
+
+def texts(mem: MarkdownMemory, query: str) -> list[str]:
+    return [hit.text for hit in mem.search(query)]
+
+
+# -- one tenant, many hosts ------------------------------------------------------------------
+
+
+def test_a_write_on_one_host_is_found_by_a_search_on_another_at_once(pg_memory_factory: MemoryFactory):
+    here, there = pg_memory_factory(), pg_memory_factory()
+    assert there.search("oolong") == []  # the other host has synced (an empty memory) before the write
+    here.append("- Prefers oolong tea")
+    assert any("oolong" in t for t in texts(there, "oolong"))
+    here.edit("oolong", "jasmine")
+    assert texts(there, "oolong") == []
+    assert any("jasmine" in t for t in texts(there, "jasmine"))
+    here.remove("MEMORY.md")
+    assert texts(there, "jasmine") == [] and there.list_files() == []
+
+
+def test_chinese_is_found_inside_longer_text_as_on_sqlite(pg_memory: MarkdownMemory):
+    pg_memory.write("MEMORY.md", NOTES)
+    assert any("仓位" in t for t in texts(pg_memory, "仓位"))
+    assert any("个股" in t for t in texts(pg_memory, "个股仓位上限"))
+
+
+def test_the_markdown_is_stored_byte_for_byte(pg_memory: MarkdownMemory):
+    text = "# T\r\n\r\n- crlf line\r\n- 中文 ünïcødé\r\n"
+    pg_memory.write("notes.md", text)  # the caller's CRLF is read as LF, as a folder memory does
+    assert pg_memory.read_bytes("notes.md") == text.replace("\r\n", "\n").encode()
+    pg_memory.append("- more", file="notes.md")
+    assert pg_memory.get("notes.md").endswith("ünïcødé\n- more\n")
+
+
+def test_concurrent_appends_from_two_memories_all_land(pg_memory_factory: MemoryFactory):
+    hosts = [pg_memory_factory(), pg_memory_factory()]
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(25):
+                hosts[n % 2].append(f"- w{n} line {i}")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    lines = hosts[0].get("MEMORY.md").splitlines()
+    assert sorted(lines) == sorted(f"- w{n} line {i}" for n in range(4) for i in range(25))
+
+
+def test_update_runs_again_when_another_writer_won_the_race(pg_memory_factory: MemoryFactory):
+    first, second = pg_memory_factory(), pg_memory_factory()
+    calls = []
+
+    def bump(old: str | None) -> str:
+        calls.append(old)
+        if len(calls) == 1:  # another host creates the file between this read and this write
+            second.store.write("count.md", "10\n")
+        return f"{int(old or '0') + 1}\n"
+
+    # An existing row is locked from the read to the write; a new one can only be raced, and the loser
+    # reads the winner's text and applies its change to it.
+    first.store.update("count.md", bump)
+    assert first.get("count.md") == "11\n" and calls == [None, "10\n"]
+
+
+def test_rebuild_and_verify_work_in_place(pg_memory: MarkdownMemory):
+    pg_memory.write("MEMORY.md", NOTES)
+    pg_memory.sync()
+    stats = pg_memory.rebuild()
+    assert stats.files == 1 and stats.chunks_added >= 1
+    assert pg_memory.verify().ok
+    assert any("treasuries" in t for t in texts(pg_memory, "bond ladder"))
+
+
+def test_state_lives_in_the_database(pg_memory_factory: MemoryFactory):
+    pg_memory_factory().state.set("dream_last_run", 12.5)
+    assert pg_memory_factory().state.get("dream_last_run") == 12.5
+    assert pg_memory_factory(tenant_name="someone-else").state.get("dream_last_run") is None
+
+
+# -- tenants ---------------------------------------------------------------------------------
+
+
+def test_a_tenant_never_sees_another_tenants_text_on_any_surface(pg_memory_factory: MemoryFactory):
+    alice = pg_memory_factory(tenant_name="alice-iso", embeddings=AxisEmbeddings(["bond", "tea"]))
+    bob = pg_memory_factory(tenant_name="bob-iso", embeddings=AxisEmbeddings(["bond", "tea"]))
+    alice.write("MEMORY.md", "- Alice private note: bond ladder\n")
+    alice.as_store().put(("users", "alice"), "food", {"content": "Alice loves tea"})
+    bob.write("goals.md", "- Bob goal: tea house\n")
+
+    assert bob.list_files() == ["goals.md"]
+    assert all("Alice" not in h.text for h in bob.search("bond ladder alice tea"))
+    assert all("Alice" not in d.page_content for d in bob.as_retriever(k=10).invoke("alice bond tea"))
+    with pytest.raises(MemoryPathError):
+        bob.get("MEMORY.md")
+    assert bob.edit("Alice private note", "Bob was here") is False
+    assert bob.delete("Alice private note") is False
+    assert alice.get("MEMORY.md") == "- Alice private note: bond ladder\n"
+
+    from langchain_md_memory import create_memory_tools
+
+    search, get, update = create_memory_tools(bob)
+    assert "Alice" not in search.invoke({"query": "alice private note bond"})
+    assert "does not exist" in get.invoke({"path": "MEMORY.md"})
+    edit = {"action": "edit", "old_text": "Alice private note", "content": "x"}
+    assert "does not exist" in update.invoke(edit)
+    assert "Alice" not in alice.get("MEMORY.md").replace("Alice private note", "")  # unchanged but for itself
+
+    bob_store = bob.as_store()
+    assert bob_store.get(("users", "alice"), "food") is None
+    assert bob_store.search(("users",), query="tea") == []
+    assert bob_store.list_namespaces() == []
+    assert alice.as_store().get(("users", "alice"), "food") is not None
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+
+def test_refused_paths_and_text_change_nothing(pg_memory: MarkdownMemory):
+    pg_memory.write("MEMORY.md", NOTES)
+    for path in ("../x.md", "/etc/x.md", "a\\b.md", "x\x00.md"):
+        with pytest.raises(MemoryPathError):
+            pg_memory.append("- x", file=path)
+    with pytest.raises(MemoryInputError, match="NUL"):
+        pg_memory.append("- with \x00 inside")
+    from langchain_md_memory import create_memory_tools
+
+    update = create_memory_tools(pg_memory)[2]
+    assert "outside the memory directory" in update.invoke({"content": "x", "file": "../x.md"})
+    assert "NUL" in update.invoke({"content": "a\x00b"})
+    assert pg_memory.get("MEMORY.md") == NOTES and pg_memory.list_files() == ["MEMORY.md"]
+
+
+def test_what_needs_a_folder_says_so(pg_memory: MarkdownMemory, tmp_path: Path):
+    with pytest.raises(MemoryStoreError, match=r"PostgreSQL .* not in a folder"):
+        pg_memory.start_watching()
+    with pytest.raises(MemoryStoreError, match="not in a folder"):
+        pg_memory.export_archive(tmp_path / "a.tar.gz")
+
+
+def test_an_unreachable_server_is_one_clear_error(tmp_path: Path):
+    with pytest.raises(BackendConnectionError, match="Cannot reach PostgreSQL"):
+        MarkdownMemory.from_postgres(f"postgresql://postgres@/postgres?host={tmp_path}", tenant="a",
+                                     embeddings="none")
+
+
+def test_an_unknown_user_is_refused_as_credentials(pg_url: str):
+    url = pg_url.replace("postgresql://postgres:@", "postgresql://nobody-here:@")
+    with pytest.raises(BackendConnectionError, match="refused the credentials"):
+        MarkdownMemory.from_postgres(url, tenant="a", embeddings="none")
+
+
+def _new_database(pg_url: str, name: str, owner: str = "postgres") -> str:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        if owner != "postgres":
+            conn.execute(f'CREATE ROLE "{owner}" LOGIN')
+        conn.execute(f'CREATE DATABASE "{name}" OWNER "{owner}"')
+    return pg_url.replace("postgresql://postgres:@/postgres", f"postgresql://{owner}:@/{name}")
+
+
+def test_a_database_without_pgvector_names_create_extension(pg_url: str, tenant: str):
+    url = _new_database(pg_url, f"novector_{tenant}".replace("-", "_"), owner=f"plain_{tenant}")
+    with pytest.raises(BackendSchemaError, match="CREATE EXTENSION vector"):
+        MarkdownMemory.from_postgres(url, tenant="a", embeddings="none")
+
+
+def test_a_schema_from_a_newer_package_is_refused(pg_url: str, tenant: str):
+    url = _new_database(pg_url, f"newer_{tenant}".replace("-", "_"))
+    MarkdownMemory.from_postgres(url, tenant="a", embeddings="none").close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO md_memory_schema(version) VALUES (%s)", (SCHEMA_VERSION + 1,))
+    with pytest.raises(BackendSchemaError, match="newer than this package"):
+        MarkdownMemory.from_postgres(url, tenant="a", embeddings="none")
+
+
+# -- the same answers as SQLite --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("vector_search", ["exact", "hnsw"])
+def test_both_backends_return_the_same_hits(pg_memory_factory: MemoryFactory, tmp_path: Path,
+                                            vector_search: str):
+    files = {"MEMORY.md": NOTES, "goals.md": "# Goals\n\n- Retire at sixty with a pension.\n- Bond tent.\n",
+             "2026-01-02.md": "- Talked about cash and bonds.\n"}
+    emb = AxisEmbeddings(["bond", "cash", "retire", "tea"])
+    config = {"chunk_tokens": 16, "chunk_overlap_tokens": 0}
+    folder = MarkdownMemory(tmp_path / "m", embeddings=emb, config=config)
+    pg = pg_memory_factory(embeddings=emb, config=config, vector_search=vector_search)
+    try:
+        for path, text in files.items():
+            folder.write(path, text)
+            pg.write(path, text)
+        for query in ("bond ladder", "cash", "retire pension", "仓位", "tea"):
+            expected = [(h.chunk_id, round(h.score, 5), h.source) for h in folder.search(query)]
+            assert [(h.chunk_id, round(h.score, 5), h.source) for h in pg.search(query)] == expected, query
+    finally:
+        folder.close()
