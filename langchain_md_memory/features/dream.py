@@ -178,6 +178,8 @@ def dream(
             result = dream(mem, model, min_sessions=1)
             assert result.status in ("done", "skipped", "busy", "invalid", "error")
     """
+    if not mem.in_folder:  # its lock, .history/ backups and recency guard are files
+        raise MemoryStoreError(f"dream needs a folder memory; {mem.location} is not a folder")
     when = now or dt.datetime.now(dt.UTC)
     gate = _check_gates(mem, enabled=enabled, force=force, min_interval=_seconds(min_interval),
                         min_sessions=min_sessions, now=when)

@@ -158,7 +158,11 @@ class PostgresDatabase:
                 "or lower the number of threads using this memory"
             ) from exc
         except psycopg.OperationalError as exc:
-            raise _connect_error(exc, self.name) from exc
+            # No SQLSTATE (libpq lost the server) or class 08 / 28 / 3D: the connection, not the query.
+            state = exc.sqlstate or ""
+            if not state or state[:2] in ("08", "28", "3D"):
+                raise _connect_error(exc, self.name) from exc
+            raise MemoryIndexError(f"PostgreSQL at {self.name}: {type(exc).__name__}: {exc}") from exc
         except psycopg.Error as exc:
             raise MemoryIndexError(f"PostgreSQL at {self.name}: {type(exc).__name__}: {exc}") from exc
 

@@ -219,3 +219,38 @@ def test_both_backends_return_the_same_hits(pg_memory_factory: MemoryFactory, tm
             assert [(h.chunk_id, round(h.score, 5), h.source) for h in pg.search(query)] == expected, query
     finally:
         folder.close()
+
+
+def test_session_logs_are_written_and_dream_says_it_needs_a_folder(pg_memory: MarkdownMemory):
+    from langchain_core.language_models import FakeListChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from langchain_md_memory import write_session_log
+
+    first = write_session_log(pg_memory, [HumanMessage("I prefer oolong"), AIMessage("Noted.")], "t-1")
+    again = write_session_log(pg_memory, [HumanMessage("I prefer oolong"), AIMessage("Noted."),
+                                          HumanMessage("and green tea")], "t-1")
+    assert first == again and pg_memory.list_files() == [first]
+    assert any("oolong" in t for t in texts(pg_memory, "oolong"))
+    with pytest.raises(MemoryStoreError, match="dream needs a folder memory"):
+        pg_memory.dream(FakeListChatModel(responses=["# Memory\n"]), force=True)
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+def test_tenants_share_a_callers_pool_whatever_its_row_factory(pg_url: str, tenant: str, autocommit: bool):
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    # LangGraph's PostgresStore asks for dict rows and autocommit; other code may use neither.
+    with ConnectionPool(pg_url, min_size=1, max_size=4, open=True,
+                        kwargs={"autocommit": autocommit, "row_factory": dict_row}) as pool:
+        alice = MarkdownMemory.from_postgres(pool, tenant=f"{tenant}-a", embeddings="none")
+        bob = MarkdownMemory.from_postgres(pool, tenant=f"{tenant}-b", embeddings="none")
+        alice.append("- Alice likes oolong")
+        bob.append("- Bob likes espresso")
+        assert texts(alice, "oolong") and not texts(bob, "oolong")
+        alice.close()
+        bob.close()
+        with pool.connection() as conn:  # still the caller's, still open, as it was
+            assert conn.execute("SELECT count(*) AS n FROM md_memory_documents").fetchone()["n"] >= 2
+            assert conn.autocommit is autocommit
