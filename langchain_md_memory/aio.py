@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import Callable
+from pathlib import PurePath
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -141,6 +142,10 @@ class AsyncMemoryMethods(DocumentMethods):
     async def astat(self, file: str) -> tuple[int, int] | None:
         """Async twin of :meth:`stat`."""
         return await asyncio.to_thread(self.stat, file)
+
+    async def akeep_version(self, name: str, data: bytes, stamp: str, keep: int = 10) -> PurePath:
+        """Async twin of :meth:`keep_version`."""
+        return await asyncio.to_thread(self.keep_version, name, data, stamp, keep)
 
     async def alist_files(self, *, include_unindexed: bool = False) -> list[str]:
         """Async twin of :meth:`list_files`."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -38,7 +39,16 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     session ends; only tests that ask for it start it.
     """
     pgserver = pytest.importorskip("pgserver", reason="PostgreSQL tests need the pgserver package")
-    server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+    folder = tmp_path_factory.mktemp("pg")
+    for attempt in range(3):
+        try:
+            server = pgserver.get_server(folder, cleanup_mode="stop")
+            break
+        except subprocess.TimeoutExpired:
+            # pgserver gives `pg_ctl start -w` 10 s; on a loaded machine the server can be up (its log
+            # says "ready") before pg_ctl returns. Asking again adopts the running server.
+            if attempt == 2:
+                raise
     try:
         yield server.get_uri()
     finally:

@@ -20,12 +20,29 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Any, Protocol
 
-__all__ = ["ChangeStamp", "DocumentStore", "StateStore"]
+__all__ = ["ChangeStamp", "DocumentStore", "JobLock", "StateStore"]
 
 ChangeStamp = tuple[int, int]
 """What changes whenever a document changes (a folder's ``(mtime_ns, size)``, a row's revision)."""
+
+
+class JobLock(Protocol):
+    """An exclusive lock for one long job (dream), taken without waiting; not re-entrant."""
+
+    def acquire(self) -> bool:
+        """Take it now; False when anyone (this object included) holds it."""
+        ...
+
+    def release(self) -> None:
+        """Give it back (a no-op when not held)."""
+        ...
+
+    def holder(self) -> object | None:
+        """Who holds it, when known (printable)."""
+        ...
 
 
 class DocumentStore(Protocol):
@@ -100,6 +117,14 @@ class DocumentStore(Protocol):
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """The lock every writer takes, re-entrant within a thread."""
+        ...
+
+    def job_lock(self, name: str) -> JobLock:
+        """The exclusive lock of one job of this memory (``name``: e.g. ``.dream.lock``)."""
+        ...
+
+    def keep_version(self, name: str, data: bytes, stamp: str, keep: int) -> PurePath:
+        """Keep ``data`` as ``.history/<name>-<stamp>.md`` (hidden; the newest ``keep`` stay); returns it."""
         ...
 
 

@@ -42,6 +42,8 @@ from .edits import (
     replaced_lines,
 )
 from .gitignore import write_gitignore
+from .history import save_version
+from .locks import LockFile
 from .paths import (
     check_relpath,
     is_managed_file,
@@ -315,6 +317,14 @@ class MarkdownStore:
         """Delete a memory file under the write lock; False when it does not exist."""
         with self._locked():
             return remove_beneath(self.root, self.relpath(path))
+
+    def job_lock(self, name: str) -> LockFile:
+        """A lock file ``name`` in the folder, taken without waiting (dream's ``.dream.lock``)."""
+        return LockFile(self.root / name)
+
+    def keep_version(self, name: str, data: bytes, stamp: str, keep: int) -> Path:
+        """Keep ``data`` as ``.history/<name>-<stamp>.md``; the newest ``keep`` of ``name`` stay."""
+        return save_version(self.root, name, data, stamp, keep)
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """The store's cross-process write lock, for a read-check-write cycle of your own.

@@ -1,8 +1,12 @@
 """Markdown documents as PostgreSQL rows: one tenant's files, each its exact text and a revision.
 
 Implements :class:`~langchain_md_memory.files.base.DocumentStore`. The change
-stamp of a document is ``(revision, bytes)``; the revision comes from one
-sequence, so it never repeats. Every change is one transaction that reads the
+stamp of a document is ``(revision, bytes)``. The revision is the write's time
+on the database's clock in nanoseconds, forced strictly above the document's
+previous revision: it reads like a folder's ``(mtime_ns, size)`` (what dream's
+recency guard and ``mem.stat`` callers expect), never goes back for a document,
+and a file deleted and written again gets a later one. Every change is one
+transaction that reads the
 row ``FOR UPDATE`` and writes it back only if its revision is still the one
 read (compare-and-swap); a lost race is read again and re-applied, so two hosts
 appending at once both land. Paths are checked exactly as a folder's are.
@@ -22,6 +26,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from pathlib import PurePosixPath
 
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from ..files.edits import (
@@ -35,8 +40,10 @@ from ..files.edits import (
     replace_first,
     replaced_lines,
 )
-from ..files.paths import check_relpath, is_managed_file, is_memory_file
+from ..files.history import version_name
+from ..files.paths import HISTORY_DIR, check_relpath, is_managed_file, is_memory_file
 from .connection import LOCK_DOCUMENTS, PostgresDatabase
+from .handle import PostgresJobLock
 
 __all__ = ["PostgresDocumentStore", "check_tenant"]
 
@@ -44,6 +51,9 @@ logger = logging.getLogger(__name__)
 
 # A change that lost this many races in a row gives up (each loss means another writer committed).
 _MAX_ATTEMPTS = 50
+
+# The database clock in nanoseconds (microsecond resolution): the time part of a revision.
+_NOW_NS = "(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint"
 
 Change = Callable[[bytes | None], bytes | None]
 """The old bytes (``None``: no such document) to the new ones (``None``: leave it)."""
@@ -83,7 +93,7 @@ class PostgresDocumentStore:
         return self.stat(path) is not None
 
     def stat(self, path: str) -> tuple[int, int] | None:
-        """``(revision, bytes)`` of the document, or ``None``."""
+        """``(revision, bytes)`` of the document (revision: its last write's time in ns), or ``None``."""
         rows = self.db.query(
             "SELECT revision, octet_length(content) FROM md_memory_documents WHERE tenant = %s AND path = %s",
             (self.tenant, self.relpath(path)),
@@ -199,6 +209,29 @@ class PostgresDocumentStore:
         """The tenant's advisory lock every writer of the facade takes; re-entrant within a thread."""
         return self.db.advisory_lock(LOCK_DOCUMENTS, self.tenant)
 
+    def job_lock(self, name: str) -> PostgresJobLock:
+        """The tenant's exclusive lock for one job (``name``: e.g. ``.dream.lock``), taken without waiting."""
+        return PostgresJobLock(self.db, self.tenant, name)
+
+    def keep_version(self, name: str, data: bytes, stamp: str, keep: int) -> PurePosixPath:
+        """Keep ``data`` as the hidden document ``.history/<name>-<stamp>.md``; the newest ``keep`` stay."""
+        text = _storable(data, f"{HISTORY_DIR}/{name}")
+        pattern = f"{HISTORY_DIR}/{name}-%"
+        with self.db.transaction() as conn:
+            taken = {str(r[0]) for r in self.db.rows(
+                conn, "SELECT path FROM md_memory_documents WHERE tenant = %s AND path LIKE %s",
+                (self.tenant, pattern))}
+            n = 0
+            while (rel := f"{HISTORY_DIR}/{version_name(name, stamp, n)}") in taken:
+                n += 1
+            self.db.rows(conn, "INSERT INTO md_memory_documents(tenant, path, content, revision) "
+                         f"VALUES (%s, %s, %s, {_NOW_NS})", (self.tenant, rel, text))
+            self.db.rows(
+                conn, "DELETE FROM md_memory_documents WHERE tenant = %s AND path IN (SELECT path FROM "
+                "md_memory_documents WHERE tenant = %s AND path LIKE %s ORDER BY revision DESC, path DESC "
+                "OFFSET %s)", (self.tenant, self.tenant, pattern, max(keep, 1)))
+        return PurePosixPath(rel)
+
     def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
         """Nothing to sweep: a transaction never leaves half a document."""
         return 0
@@ -240,13 +273,13 @@ class PostgresDocumentStore:
                 if not rows:
                     done = self.db.rows(
                         conn, "INSERT INTO md_memory_documents(tenant, path, content, revision) "
-                        "VALUES (%s, %s, %s, nextval('md_memory_revisions')) "
+                        f"VALUES (%s, %s, %s, {_NOW_NS}) "
                         "ON CONFLICT (tenant, path) DO NOTHING RETURNING 1", (self.tenant, rel, text),
                     )
                 else:
                     done = self.db.rows(
                         conn, "UPDATE md_memory_documents SET content = %s, "
-                        "revision = nextval('md_memory_revisions'), updated_at = now() "
+                        f"revision = GREATEST(revision + 1, {_NOW_NS}), updated_at = clock_timestamp() "
                         "WHERE tenant = %s AND path = %s AND revision = %s RETURNING 1",
                         (text, self.tenant, rel, rows[0][1]),
                     )

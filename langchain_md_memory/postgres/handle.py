@@ -22,10 +22,10 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from ..errors import MemoryIndexError
-from .connection import PostgresDatabase
+from .connection import LOCK_DREAM, Conn, PostgresDatabase
 from .index import PostgresIndex
 
-__all__ = ["PostgresIndexHandle", "PostgresState"]
+__all__ = ["PostgresIndexHandle", "PostgresJobLock", "PostgresState"]
 
 
 class PostgresIndexHandle:
@@ -76,3 +76,44 @@ class PostgresState:
         self._db.query("INSERT INTO md_memory_state(tenant, key, value) VALUES (%s, %s, %s) "
                        "ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
                        (self.tenant, key, Jsonb(value)))
+
+
+class PostgresJobLock:
+    """An exclusive job lock (dream's) of one tenant: a session advisory lock on a connection of its own.
+
+    Taken without waiting; released by :meth:`release` or, if the process dies, by the server
+    when its connection closes (so a killed dream never leaves the lock behind).
+    """
+
+    def __init__(self, db: PostgresDatabase, tenant: str, name: str) -> None:
+        self._db = db
+        self._key = f"{tenant}/{name}"
+        self._conn: Conn | None = None
+
+    @property
+    def held(self) -> bool:
+        """True while this object holds the lock."""
+        return self._conn is not None
+
+    def acquire(self) -> bool:
+        """Take the lock now; False when it is held (by anyone, this object included)."""
+        if self._conn is not None:
+            return False
+        self._conn = self._db.try_advisory_lock(LOCK_DREAM, self._key)
+        return self._conn is not None
+
+    def release(self) -> None:
+        """Release the lock (a no-op when not held)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self._db.release_advisory_lock(conn, LOCK_DREAM, self._key)
+
+    def holder(self) -> str | None:
+        """The server process of the session holding the lock, when one does."""
+        # A two-key advisory lock shows its keys as classid and objid (unsigned), objsubid 2.
+        rows = self._db.query(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
+            "AND classid::bigint = %s AND objid::bigint = (hashtext(%s)::bigint & 4294967295)",
+            (LOCK_DREAM, self._key),
+        )
+        return f"database session pid {rows[0][0]}" if rows else None

@@ -33,7 +33,9 @@ from .connection import Conn, PostgresDatabase
 __all__ = [
     "KEYWORD_POOL",
     "MAX_LEXEME_BYTES",
+    "calibrate",
     "keyword_top_k",
+    "lexemes",
     "parse_vector",
     "tsquery",
     "vector_literal",
@@ -122,8 +124,8 @@ def calibrate(conn: Conn, tenant: str, query: np.ndarray
     return offsets, background, sizes
 
 
-def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *, use_hnsw: bool,
-                 ef_search: int = 100) -> list[tuple[int, float]]:
+def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *,
+                 use_hnsw: bool) -> list[tuple[int, float]]:
     """The ``limit`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``.
 
     ``use_hnsw`` asks each group through its HNSW index (pgvector ≥ 0.8 iterates the scan until the

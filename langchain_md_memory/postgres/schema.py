@@ -6,12 +6,12 @@ requires it). Two tables are shared by all tenants: ``md_memory_schema`` (the
 migrations applied) and ``md_memory_embedding_cache`` (vectors by model identity
 and content hash: hashes only, never text).
 
-Documents hold each file's exact Markdown and a revision drawn from one
-sequence, so a revision never repeats, not even for a file deleted and written
-again. Chunks mirror the SQLite index's columns; ``tsv`` holds the package's own
-CJK-aware terms (:func:`~langchain_md_memory.text.index_terms`) as lexemes,
-unparsed, with a GIN index; ``embedding`` is a pgvector column of any dimension
-(``dim`` says which), with one partial HNSW index per dimension in use.
+Documents hold each file's exact Markdown and a revision (the last write's
+time in nanoseconds, strictly above the one before). Chunks mirror the SQLite
+index's columns; ``tsv`` holds the package's own CJK-aware terms
+(:func:`~langchain_md_memory.text.index_terms`) as lexemes, unparsed, with a
+GIN index; ``embedding`` is a pgvector column of any dimension (``dim`` says
+which), with one partial HNSW index per dimension in use.
 
 Example:
     .. code-block:: python
@@ -37,15 +37,14 @@ logger = logging.getLogger(__name__)
 MIGRATIONS: tuple[str, ...] = (
     # 1: documents, the derived index, the shared embedding cache, durable state.
     """
-    CREATE SEQUENCE IF NOT EXISTS md_memory_revisions;
     CREATE SEQUENCE IF NOT EXISTS md_memory_chunk_ids;
     CREATE TABLE IF NOT EXISTS md_memory_documents (
         tenant text NOT NULL,
         path text NOT NULL,
         content text NOT NULL,
         revision bigint NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        updated_at timestamptz NOT NULL DEFAULT now(),
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         PRIMARY KEY (tenant, path)
     );
     CREATE TABLE IF NOT EXISTS md_memory_files (

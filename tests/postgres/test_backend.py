@@ -221,19 +221,37 @@ def test_both_backends_return_the_same_hits(pg_memory_factory: MemoryFactory, tm
         folder.close()
 
 
-def test_session_logs_are_written_and_dream_says_it_needs_a_folder(pg_memory: MarkdownMemory):
+def test_session_logs_are_written_and_dream_consolidates_them(pg_memory_factory: MemoryFactory):
     from langchain_core.language_models import FakeListChatModel
     from langchain_core.messages import AIMessage, HumanMessage
 
     from langchain_md_memory import write_session_log
 
-    first = write_session_log(pg_memory, [HumanMessage("I prefer oolong"), AIMessage("Noted.")], "t-1")
-    again = write_session_log(pg_memory, [HumanMessage("I prefer oolong"), AIMessage("Noted."),
-                                          HumanMessage("and green tea")], "t-1")
-    assert first == again and pg_memory.list_files() == [first]
-    assert any("oolong" in t for t in texts(pg_memory, "oolong"))
-    with pytest.raises(MemoryStoreError, match="dream needs a folder memory"):
-        pg_memory.dream(FakeListChatModel(responses=["# Memory\n"]), force=True)
+    mem, other_host = pg_memory_factory(), pg_memory_factory()
+    mem.write("MEMORY.md", "# Memory\n\n- Likes tea\n")
+    first = write_session_log(mem, [HumanMessage("I prefer oolong"), AIMessage("Noted.")], "t-1")
+    again = write_session_log(mem, [HumanMessage("I prefer oolong"), AIMessage("Noted."),
+                                    HumanMessage("and green tea")], "t-1")
+    assert first == again and mem.list_files() == ["MEMORY.md", first]
+    assert any("oolong" in t for t in texts(mem, "oolong"))
+
+    # Another host's dream holds the tenant's dream lock: this one is busy, and writes nothing.
+    held = other_host.job_lock(".dream.lock")
+    assert held.acquire()
+    try:
+        busy = mem.dream(FakeListChatModel(responses=["# Memory\n\n- Likes tea\n- Prefers oolong\n"]),
+                         force=True)
+        assert busy.status == "busy" and "database session" in busy.reason
+    finally:
+        held.release()
+    done = mem.dream(FakeListChatModel(responses=["# Memory\n\n- Likes tea\n- Prefers oolong\n"]),
+                     force=True, recency_guard=0, keep_newest=0)
+    assert done.status == "done", done.reason
+    assert mem.get("MEMORY.md") == "# Memory\n\n- Likes tea\n- Prefers oolong\n"
+    assert done.backup is not None and str(done.backup).startswith(".history/MEMORY-")
+    assert mem.read_bytes(str(done.backup)) == b"# Memory\n\n- Likes tea\n"  # the version it replaced
+    assert mem.list_files() == ["MEMORY.md"] and done.sessions_deleted == (first,)
+    assert other_host.state.get("dream_last_run") is not None  # the bookkeeping is the tenant's
 
 
 @pytest.mark.parametrize("autocommit", [True, False])
@@ -254,3 +272,51 @@ def test_tenants_share_a_callers_pool_whatever_its_row_factory(pg_url: str, tena
         with pool.connection() as conn:  # still the caller's, still open, as it was
             assert conn.execute("SELECT count(*) AS n FROM md_memory_documents").fetchone()["n"] >= 2
             assert conn.autocommit is autocommit
+
+
+def test_the_change_stamp_reads_like_a_folders_and_only_moves_forward(pg_memory: MarkdownMemory):
+    pg_memory.write("notes.md", "- one\n")
+    first = pg_memory.stat("notes.md")
+    assert first is not None and first[1] == len(b"- one\n")
+    assert first[0] > 1_600_000_000 * 10**9  # nanoseconds of a recent time, as a file's mtime_ns
+    stamps = [first]
+    for text in ("- two\n", "- two\n", "- three\n"):  # the same bytes again still move it
+        pg_memory.write("notes.md", text)
+        stamps.append(pg_memory.stat("notes.md"))
+    assert [s[0] for s in stamps] == sorted({s[0] for s in stamps})
+    pg_memory.remove("notes.md")
+    pg_memory.write("notes.md", "- one\n")  # same bytes as the first version: a later stamp all the same
+    assert pg_memory.stat("notes.md")[0] > stamps[-1][0]
+
+
+@pytest.mark.slow
+def test_the_dream_lock_of_a_killed_process_is_free_again(pg_url: str, tenant: str):
+    import subprocess
+    import sys
+    import time
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sys, time\n"
+            "from langchain_md_memory import MarkdownMemory\n"
+            f"mem = MarkdownMemory.from_postgres({pg_url!r}, tenant={tenant!r}, embeddings='none')\n"
+            "lock = mem.job_lock('.dream.lock')\n"
+            "assert lock.acquire()\n"
+            "print('held', flush=True)\n"
+            "time.sleep(600)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with MarkdownMemory.from_postgres(pg_url, tenant=tenant, embeddings="none") as mem:
+            lock = mem.job_lock(".dream.lock")
+            assert not lock.acquire() and "database session pid" in str(lock.holder())
+            holder.kill()
+            holder.wait()
+            deadline = time.monotonic() + 60  # the server ends the dead client's session on its own
+            while not lock.acquire():
+                assert time.monotonic() < deadline, "the killed holder's lock was never released"
+                time.sleep(0.05)
+            lock.release()
+    finally:
+        holder.kill()
+        holder.wait()
