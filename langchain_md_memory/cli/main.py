@@ -29,8 +29,8 @@ EXIT_BROKEN_PIPE = 141
 _DEBUG_ENV = "MD_MEMORY_DEBUG"
 # Commands that may create the memory folder; the others refuse a missing one.
 _CREATING = {"add", "import"}
-# Commands that need a folder: a PostgreSQL memory has none to watch, archive or dream into.
-_FOLDER_ONLY = {"watch", "export", "import", "dream"}
+# Commands that need a folder: a PostgreSQL memory has none to watch or unpack an archive into.
+_FOLDER_ONLY = {"watch", "import"}
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -182,7 +182,7 @@ class Backend:
     """A memory that is not a folder: its document store, index owner and durable state.
 
     ``location`` names it in status and messages (never a password); ``folder_error`` is the
-    message of the error raised by what needs a folder (watching, archives).
+    message of the error raised by what needs a folder (watching, importing an archive).
     """
 
     store: DocumentStore

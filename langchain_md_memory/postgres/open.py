@@ -50,7 +50,7 @@ def open_backend(conninfo_or_pool: Any, tenant: str, config: MemoryConfig, *, ve
         db.close()
         raise
     folder_error = (f"This memory lives in PostgreSQL ({store.location}), not in a folder: watching "
-                    "and archives need a folder memory (searches already see every write at once; "
-                    "md-memory pull/push and migrate move the Markdown to and from folders)")
+                    "and importing an archive need a folder memory (searches already see every write "
+                    "at once; md-memory pull/push and migrate move the Markdown to and from folders)")
     handle = PostgresIndexHandle(index, db)
     return Backend(store, handle, PostgresState(db, tenant), store.location, folder_error)

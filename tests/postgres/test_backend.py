@@ -156,11 +156,24 @@ def test_refused_paths_and_text_change_nothing(pg_memory: MarkdownMemory):
     assert pg_memory.get("MEMORY.md") == NOTES and pg_memory.list_files() == ["MEMORY.md"]
 
 
-def test_what_needs_a_folder_says_so(pg_memory: MarkdownMemory, tmp_path: Path):
+def test_what_needs_a_folder_says_so(pg_memory: MarkdownMemory):
     with pytest.raises(MemoryStoreError, match=r"PostgreSQL .* not in a folder"):
         pg_memory.start_watching()
     with pytest.raises(MemoryStoreError, match="not in a folder"):
-        pg_memory.export_archive(tmp_path / "a.tar.gz")
+        assert pg_memory.memory_dir
+
+
+def test_an_archive_of_a_tenant_unpacks_into_the_same_folder_memory(pg_memory: MarkdownMemory,
+                                                                    tmp_path: Path):
+    pg_memory.write("MEMORY.md", NOTES)
+    pg_memory.append("- 仓位 note", file="topics/risk.md")
+    pg_memory.as_store().put(("users", "a"), "k", {"content": "hidden"}, index=False)
+    archive = pg_memory.export_archive(tmp_path)
+    with MarkdownMemory.import_archive(archive, tmp_path / "folder", embeddings="none") as folder:
+        names = pg_memory.list_files(include_unindexed=True)
+        assert folder.list_files(include_unindexed=True) == names and len(names) == 3
+        assert all(folder.read_bytes(n) == pg_memory.read_bytes(n) for n in names)
+        assert any("仓位" in hit.text for hit in folder.search("仓位"))
 
 
 def test_an_unreachable_server_is_one_clear_error(tmp_path: Path):
