@@ -77,3 +77,17 @@ def test_a_push_after_a_server_edit_is_refused_and_changes_nothing(pg_url: str, 
     code, _, err = run(*opts, "push", str(copy))
     assert code == 2 and "MEMORY.md" in err
     assert run(*opts, "get", "MEMORY.md")[1] == "- first\n- written by an agent meanwhile\n"
+
+
+def test_the_example_memory_goes_into_postgres_and_back_byte_for_byte(pg_url: str, tenant: str, tmp_path):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "memory"
+    originals = {p.relative_to(example).as_posix(): p.read_bytes() for p in example.rglob("*.md")}
+    opts = ["--postgres", pg_url, "--tenant", tenant, "--embeddings", "none"]
+    assert run(*opts, "migrate", "--from", str(example))[0] == 0
+    code, out, _ = run(*opts, "search", "单只个股 仓位上限", "--json")
+    assert code == 0 and json.loads(out)["results"][0]["path"] == "MEMORY.md"
+    assert run(*opts, "migrate", "--to", str(tmp_path / "back"))[0] == 0
+    back = tmp_path / "back"
+    assert {p.relative_to(back).as_posix(): p.read_bytes() for p in back.rglob("*.md")} == originals
