@@ -21,6 +21,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    BackendConnectionError,
+    BackendSchemaError,
     EmbeddingError,
     IndexBusyError,
     IndexDamagedError,
@@ -57,6 +59,8 @@ __all__ = [
     "DEFAULT_PROMPTS",
     "FINANCE_PROMPTS",
     "SEED_RANKING",
+    "BackendConnectionError",
+    "BackendSchemaError",
     "DreamResult",
     "EmbeddingError",
     "IndexBusyError",

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import Callable
+from pathlib import PurePath
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -62,6 +63,11 @@ class AsyncMemoryMethods(DocumentMethods):
                            debounce_ms: int | None = None) -> MemoryWatcher: ...
         def stop_watching(self) -> None: ...
         def close(self) -> None: ...
+        @classmethod
+        def from_postgres(cls, conninfo_or_pool: Any, tenant: str, *, embeddings: Any = "auto",
+                          config: MemoryConfig | dict[str, Any] | None = None,
+                          progress: ProgressCallback | None = None, vector_search: str = "auto",
+                          pool_max_size: int = 10) -> Self: ...
 
     # -- search and context ------------------------------------------------------------
 
@@ -137,6 +143,10 @@ class AsyncMemoryMethods(DocumentMethods):
         """Async twin of :meth:`stat`."""
         return await asyncio.to_thread(self.stat, file)
 
+    async def akeep_version(self, name: str, data: bytes, stamp: str, keep: int = 10) -> PurePath:
+        """Async twin of :meth:`keep_version`."""
+        return await asyncio.to_thread(self.keep_version, name, data, stamp, keep)
+
     async def alist_files(self, *, include_unindexed: bool = False) -> list[str]:
         """Async twin of :meth:`list_files`."""
         return await asyncio.to_thread(self.list_files, include_unindexed=include_unindexed)
@@ -172,6 +182,16 @@ class AsyncMemoryMethods(DocumentMethods):
     async def astop_watching(self) -> None:
         """Async twin of :meth:`stop_watching` (joining the watcher's threads happens off the loop)."""
         await asyncio.to_thread(self.stop_watching)
+
+    @classmethod
+    async def afrom_postgres(cls, conninfo_or_pool: Any, tenant: str, *, embeddings: Any = "auto",
+                             config: MemoryConfig | dict[str, Any] | None = None,
+                             progress: ProgressCallback | None = None, vector_search: str = "auto",
+                             pool_max_size: int = 10) -> Self:
+        """Async twin of ``from_postgres``."""
+        return await asyncio.to_thread(
+            cls.from_postgres, conninfo_or_pool, tenant, embeddings=embeddings, config=config,
+            progress=progress, vector_search=vector_search, pool_max_size=pool_max_size)
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""

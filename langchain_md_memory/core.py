@@ -31,12 +31,13 @@ from typing import TYPE_CHECKING, Any, Self
 from .aio import AsyncMemoryMethods
 from .config import MemoryConfig
 from .embeddings import EmbeddingClient, resolve_embeddings
-from .errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryInputError
+from .errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryInputError, MemoryStoreError
+from .files.base import DocumentStore, StateStore
 from .files.paths import INDEX_FILE
 from .files.session_context import load_session_context
 from .files.state import StateFile
 from .files.store import MarkdownStore
-from .index.base import SearchIndex
+from .index.base import Backend, IndexOwner, SearchIndex
 from .index.handle import IndexHandle
 from .index.schema import index_error
 from .search.expiry import drop_expired
@@ -51,7 +52,7 @@ from .types import MemorySearchResult, ProgressCallback
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-__all__ = ["MemoryCore"]
+__all__ = ["Backend", "MemoryCore"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,20 +70,37 @@ class MemoryCore(AsyncMemoryMethods):
 
     def __init__(
         self,
-        memory_dir: str | os.PathLike[str],
+        memory_dir: str | os.PathLike[str] | None,
         embeddings: Embeddings | EmbeddingClient | str | None = "auto",
         config: MemoryConfig | Mapping[str, Any] | None = None,
         *,
         watch: bool = False,
         recursive: bool = True,
         progress: ProgressCallback | None = None,
+        backend: Backend | None = None,
     ) -> None:
         if not isinstance(config, MemoryConfig):
             config = MemoryConfig.model_validate(config or {})
         self.config = config
-        self.store = MarkdownStore(memory_dir, recursive=recursive, max_path_depth=config.max_path_depth,
+        self._backend = backend
+        if backend is None:
+            if memory_dir is None:
+                raise MemoryInputError(
+                    "give the memory folder (memory_dir), or use MarkdownMemory.from_postgres"
+                )
+            folder = MarkdownStore(memory_dir, recursive=recursive, max_path_depth=config.max_path_depth,
                                    max_name_bytes=config.max_name_bytes)
-        self.store.sweep_temp_files()
+            folder.sweep_temp_files()
+            handle: IndexOwner = IndexHandle(folder.root / INDEX_FILE, vector_dtype=config.vector_dtype)
+            handle.sweep_rebuild_files()
+            self.location = str(folder.root)
+            """Where the memory lives: its folder, or ``postgresql://host/db#tenant``."""
+            self.store: DocumentStore = folder
+            self.state: StateStore = StateFile(folder)
+            """Durable bookkeeping kept when the index goes (``.md-memory/state.json``, or a table)."""
+        else:
+            self.store, handle, self.state, self.location = backend.store, backend.index, backend.state, \
+                backend.location
         # An existing client is shared as is (the global memory reuses its project's).
         self.embedder: EmbeddingClient | None = embeddings if isinstance(embeddings, EmbeddingClient) else (
             resolve_embeddings(
@@ -92,11 +110,7 @@ class MemoryCore(AsyncMemoryMethods):
                 retries=self.config.embedding_retries,
             )
         )
-        handle = IndexHandle(self.store.root / INDEX_FILE, vector_dtype=config.vector_dtype)
-        handle.sweep_rebuild_files()
         self.indexer = Indexer(self.store, handle, self.embedder, self.config, progress)
-        self.state = StateFile(self.store)
-        """Durable bookkeeping beside the Markdown (``.md-memory/state.json``), kept when the index goes."""
         self.watcher: MemoryWatcher | None = None
         self.indexer.watcher_healthy = lambda: self.watcher is not None and self.watcher.healthy
         self._sync_error: str | None = None
@@ -109,6 +123,36 @@ class MemoryCore(AsyncMemoryMethods):
                 self.close()
                 raise
 
+    # -- PostgreSQL -------------------------------------------------------------------
+
+    @classmethod
+    def from_postgres(cls, conninfo_or_pool: Any, tenant: str, *, embeddings: Any = "auto",
+                      config: MemoryConfig | dict[str, Any] | None = None,
+                      progress: ProgressCallback | None = None, vector_search: str = "auto",
+                      pool_max_size: int = 10) -> Self:
+        """One tenant's memory in PostgreSQL (≥ 14, with pgvector): same API and Markdown, many hosts.
+
+        ``conninfo_or_pool``: a connection string or an open ``psycopg_pool.ConnectionPool`` (left
+        open on :meth:`close`). See :func:`langchain_md_memory.postgres.open_backend` for the rest,
+        and README "PostgreSQL". Needs the ``postgres`` extra.
+
+        Example:
+            .. code-block:: python
+
+                with MarkdownMemory.from_postgres(url, tenant="alice", embeddings="none") as mem:
+                    mem.append("- Prefers index funds")
+        """
+        from .postgres import open_backend  # the postgres extra: imported only when asked for
+
+        cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.model_validate(config or {})
+        backend = open_backend(conninfo_or_pool, tenant, cfg, vector_search=vector_search,
+                               pool_max_size=pool_max_size)
+        try:
+            return cls(None, embeddings, cfg, progress=progress, backend=backend)
+        except BaseException:
+            backend.index.close()
+            raise
+
     @property
     def progress(self) -> ProgressCallback | None:
         """Receives the progress of syncs (searches' too), rebuilds and verifies not given their own."""
@@ -120,8 +164,21 @@ class MemoryCore(AsyncMemoryMethods):
 
     @property
     def memory_dir(self) -> Path:
-        """The absolute memory folder."""
+        """The absolute memory folder.
+
+        Raises:
+            MemoryStoreError: the memory is not a folder (e.g. PostgreSQL); the message says
+                which features need one.
+        """
+        if self._backend is not None or not isinstance(self.store, MarkdownStore):
+            raise MemoryStoreError(self._backend.folder_error if self._backend is not None
+                                   else f"{self.location} is not a folder")
         return self.store.root
+
+    @property
+    def in_folder(self) -> bool:
+        """True for a folder memory (Markdown files on disk), False for a database backend."""
+        return self._backend is None
 
     @property
     def index(self) -> SearchIndex:
@@ -196,7 +253,7 @@ class MemoryCore(AsyncMemoryMethods):
             self.indexer.sync_if_needed()
         except (MemoryIndexError, sqlite3.Error) as exc:
             # e.g. a full disk: the Markdown is safe, the index lags; the next sync catches up.
-            self._sync_error = scrub(exc).replace(str(self.memory_dir) + os.sep, "")
+            self._sync_error = scrub(exc).replace(self.location + os.sep, "")
             self.mark_changed()
             logger.warning("sync failed, searching the index as it is: %s", self._sync_error)
         else:
@@ -245,7 +302,7 @@ class MemoryCore(AsyncMemoryMethods):
             except Exception as exc:
                 identity = f"unavailable ({type(exc).__name__})"
         return {
-            "memory_dir": str(self.memory_dir),
+            "memory_dir": self.location,
             "index": self.index.path,
             "files": len(self.index.file_states()),
             "chunks": chunks,
@@ -286,6 +343,8 @@ class MemoryCore(AsyncMemoryMethods):
         with self._lock:
             if self._closed:
                 raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to watch it")
+            if self._backend is not None:
+                raise MemoryStoreError(self._backend.folder_error)
             if self.watcher is None:
                 self.watcher = MemoryWatcher(
                     self.memory_dir, self.indexer.sync,
@@ -331,4 +390,4 @@ class MemoryCore(AsyncMemoryMethods):
 
     def __repr__(self) -> str:
         provider = "none" if self.embedder is None else self.embedder.provider
-        return f"{type(self).__name__}({str(self.memory_dir)!r}, embeddings={provider!r})"
+        return f"{type(self).__name__}({self.location!r}, embeddings={provider!r})"

@@ -20,7 +20,7 @@ import contextlib
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import PurePath, PurePosixPath
 
 from .config import MemoryConfig
 from .errors import MemoryInputError, MemoryPathError
@@ -36,8 +36,8 @@ from .facts import (
     with_expiry,
     with_provenance,
 )
+from .files.base import DocumentStore, JobLock
 from .files.paths import SESSIONS_DIR, is_managed_file, is_memory_file
-from .files.store import MarkdownStore
 from .redaction import WriteRedactor
 
 __all__ = ["DocumentMethods", "Remembered"]
@@ -62,7 +62,7 @@ class Remembered:
 class DocumentMethods:
     """Markdown file operations over ``self.store``; ``mark_changed`` tells the index."""
 
-    store: MarkdownStore
+    store: DocumentStore
     config: MemoryConfig
     _write_redactor: tuple[object, WriteRedactor] | None = None
 
@@ -251,6 +251,22 @@ class DocumentMethods:
         Re-entrant within a thread: the write methods above may be called inside it.
         """
         return self.store.locked()
+
+    def job_lock(self, name: str) -> JobLock:
+        """The exclusive, non-waiting lock of one long job (dream takes ``.dream.lock``).
+
+        A lock file in a folder memory, an advisory lock on PostgreSQL (released by the server if
+        the process dies). Not re-entrant; ``acquire()`` returns False while anyone holds it.
+        """
+        return self.store.job_lock(name)
+
+    def keep_version(self, name: str, data: bytes, stamp: str, keep: int = 10) -> PurePath:
+        """Keep ``data`` as ``.history/<name>-<stamp>.md`` (hidden: never listed or searched).
+
+        Only the newest ``keep`` versions of ``name`` stay. Returns where it went: a file path in a
+        folder memory, the document's relative path in a database.
+        """
+        return self.store.keep_version(name, data, stamp, keep)
 
     def redact(self, text: str) -> str:
         """``text`` with secrets replaced by ``[redacted: <kind>]`` (as is when ``redact_writes`` is off)."""

@@ -20,6 +20,8 @@ Example:
 from __future__ import annotations
 
 __all__ = [
+    "BackendConnectionError",
+    "BackendSchemaError",
     "EmbeddingError",
     "IndexBusyError",
     "IndexDamagedError",
@@ -55,6 +57,20 @@ class IndexBusyError(MemoryIndexError):
 
 class IndexDamagedError(MemoryIndexError):
     """The index is corrupt, truncated, foreign or missing tables: rebuild it from the Markdown."""
+
+
+class BackendConnectionError(MemoryIndexError):
+    """The database behind the memory cannot be reached, or refused the credentials.
+
+    The message names the server (never the password) and what to check.
+    """
+
+
+class BackendSchemaError(MemoryIndexError):
+    """The database cannot hold this memory as it is: pgvector missing, or a schema from a newer package.
+
+    The message says what to run or install.
+    """
 
 
 class EmbeddingError(MemoryStoreError):

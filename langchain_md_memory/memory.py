@@ -56,7 +56,8 @@ __all__ = ["MarkdownMemory", "ProjectMemory"]
 
 
 class MarkdownMemory(MemoryCore):
-    """Long-term memory in Markdown files with a rebuildable SQLite hybrid index.
+    """Long-term memory in Markdown files with a rebuildable SQLite hybrid index (or, through
+    :meth:`from_postgres`, one tenant's Markdown rows and index in PostgreSQL).
 
     Args:
         memory_dir: the folder holding ``MEMORY.md``, daily ``YYYY-MM-DD.md``

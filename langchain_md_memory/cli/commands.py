@@ -33,9 +33,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, progress: ProgressCa
     """Open the memory at ``args.dir`` and run ``args.command`` on it; returns the exit code."""
     if args.command == "import":
         return _import(args, out, progress)
-    # The watcher syncs on its own thread while this one prints: no bar there.
-    with MemoryCore(args.dir, embeddings=args.embeddings,
-                    progress=None if args.command == "watch" else progress) as mem:
+    if args.postgres is not None:
+        opened = MemoryCore.from_postgres(args.postgres, args.tenant, embeddings=args.embeddings,
+                                          progress=progress, pool_max_size=2)
+    else:  # the watcher syncs on its own thread while this one prints: no bar there
+        opened = MemoryCore(args.dir, embeddings=args.embeddings,
+                            progress=None if args.command == "watch" else progress)
+    with opened as mem:
         return _COMMANDS[args.command](mem, args, out, err)
 
 
@@ -258,9 +262,12 @@ def _push(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -
 
 
 def _migrate(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..files.base import DocumentStore
     from ..files.store import MarkdownStore
     from ..files.transfer import migrate
 
+    source: DocumentStore
+    target: DocumentStore
     if args.from_dir is not None:
         source, target, folder = MarkdownStore(_existing(args.from_dir)), mem.store, args.from_dir
     else:
@@ -271,7 +278,7 @@ def _migrate(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO
     if args.json:
         _dump({"from" if args.from_dir is not None else "to": folder, "copied": paths}, out)
     else:
-        way = f"from {folder} into {mem.memory_dir}" if args.from_dir is not None else f"into {folder}"
+        way = f"from {folder} into {mem.location}" if args.from_dir is not None else f"into {folder}"
         print(f"migrated {len(paths)} file(s) {way}", file=out)
     return 0
 
@@ -284,7 +291,7 @@ def _existing(folder: str) -> str:
 
 def _origin(mem: MemoryCore) -> str:
     """Names the memory in a pull's manifest, so a push goes back to where the files came from."""
-    return str(mem.memory_dir)
+    return mem.location
 
 
 _COMMANDS: dict[str, Command] = {

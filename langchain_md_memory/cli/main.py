@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from .parser import DIR_ENV, build_parser, memory_dir
+from .parser import DIR_ENV, POSTGRES_ENV, TENANT_ENV, build_parser, memory_dir, postgres_target
 
 if TYPE_CHECKING:
     from .progress import ProgressBar
@@ -29,6 +29,8 @@ EXIT_BROKEN_PIPE = 141
 _DEBUG_ENV = "MD_MEMORY_DEBUG"
 # Commands that may create the memory folder; the others refuse a missing one.
 _CREATING = {"add", "import"}
+# Commands that need a folder: a PostgreSQL memory has none to watch or unpack an archive into.
+_FOLDER_ONLY = {"watch", "import"}
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -40,6 +42,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help, --version or a usage error, already printed
         return stop.code if isinstance(stop.code, int) else 2
+    args.postgres, args.tenant = postgres_target(args.postgres, args.tenant)
     args.dir = memory_dir(args.dir)
     bar: ProgressBar | None = None
     try:
@@ -76,6 +79,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 
 def _check(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments before anything is opened, if anything."""
+    if args.postgres is not None:
+        return _check_postgres(args)
     folder = Path(args.dir).expanduser()
     creating = (args.command in _CREATING or (args.command == "index" and args.create)
                 or (args.command == "migrate" and args.from_dir is not None))
@@ -85,6 +90,19 @@ def _check(args: argparse.Namespace) -> str | None:
                 f"to start a new memory there: md-memory --dir {args.dir} {how})")
     if folder.exists() and not folder.is_dir():
         return f"{args.dir} is not a folder"
+    if args.command == "search" and not args.query.strip():
+        return "the search query is empty"
+    if args.command == "search" and args.k is not None and args.k < 1:
+        return f"-k must be at least 1, got {args.k}"
+    return None
+
+
+def _check_postgres(args: argparse.Namespace) -> str | None:
+    if args.tenant is None or not args.tenant.strip():
+        return f"--postgres needs --tenant NAME (or ${TENANT_ENV}): whose memory to open"
+    if args.command in _FOLDER_ONLY:
+        return (f"{args.command} needs a folder memory; with --postgres (or ${POSTGRES_ENV}) the memory "
+                "lives in PostgreSQL")
     if args.command == "search" and not args.query.strip():
         return "the search query is empty"
     if args.command == "search" and args.k is not None and args.k < 1:

@@ -13,9 +13,20 @@ from typing import Any, NoReturn
 
 from .. import __version__
 
-__all__ = ["DIR_ENV", "DREAM_MODEL_ENV", "LEGACY_DIR_ENV", "build_parser", "memory_dir"]
+__all__ = [
+    "DIR_ENV",
+    "DREAM_MODEL_ENV",
+    "LEGACY_DIR_ENV",
+    "POSTGRES_ENV",
+    "TENANT_ENV",
+    "build_parser",
+    "memory_dir",
+    "postgres_target",
+]
 
 DIR_ENV = "MD_MEMORY_DIR"
+POSTGRES_ENV = "MD_MEMORY_POSTGRES"
+TENANT_ENV = "MD_MEMORY_TENANT"
 LEGACY_DIR_ENV = "LANGCHAIN_MD_MEMORY_DIR"
 DREAM_MODEL_ENV = "LANGCHAIN_MD_MEMORY_DREAM_MODEL"
 _DEFAULT_DIR = "memory"
@@ -34,6 +45,12 @@ def memory_dir(given: str | None) -> str:
     return given or os.environ.get(DIR_ENV) or os.environ.get(LEGACY_DIR_ENV) or _DEFAULT_DIR
 
 
+def postgres_target(url: str | None, tenant: str | None) -> tuple[str | None, str | None]:
+    """``(url, tenant)`` of a PostgreSQL memory: the options, else ``$MD_MEMORY_POSTGRES`` and
+    ``$MD_MEMORY_TENANT``; ``(None, ...)`` for a folder memory."""
+    return url or os.environ.get(POSTGRES_ENV) or None, tenant or os.environ.get(TENANT_ENV) or None
+
+
 def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     # On the subcommands the defaults are SUPPRESS, so an option given before the command is kept.
     def default(value: Any) -> Any:
@@ -42,6 +59,10 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     group = parser.add_argument_group("global options (before or after the command)")
     group.add_argument("--dir", default=default(None), metavar="DIR",
                        help=f"memory folder (default: ${DIR_ENV}, else ./memory)")
+    group.add_argument("--postgres", default=default(None), metavar="URL",
+                       help=f"a PostgreSQL memory instead of a folder (default: ${POSTGRES_ENV})")
+    group.add_argument("--tenant", default=default(None), metavar="NAME",
+                       help=f"whose memory in PostgreSQL (default: ${TENANT_ENV})")
     group.add_argument("--embeddings", default=default("auto"), metavar="SPEC",
                        help="auto, none, local, openai or openai:MODEL (default: auto)")
     group.add_argument("--json", action="store_true", default=default(False),

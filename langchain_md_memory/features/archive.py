@@ -192,7 +192,15 @@ def import_archive(
 
 
 def _exportable(mem: MemoryCore) -> Iterator[tuple[str, bytes, int]]:
-    """``(relpath, bytes, mtime)`` of each memory file and the state file; symlinks are left out."""
+    """``(relpath, bytes, mtime)`` of each memory file and the state file; symlinks are left out.
+
+    A memory that is not a folder (PostgreSQL) gives its documents; its state stays in its database.
+    """
+    if not mem.in_folder:
+        for rel in mem.list_files(include_unindexed=True):
+            stamp = mem.stat(rel)
+            yield rel, mem.read_bytes(rel), 0 if stamp is None else stamp[0] // 1_000_000_000
+        return
     root = mem.memory_dir
     state = [STATE_FILE] if (root / STATE_FILE).is_file() else []
     for rel in [*mem.list_files(include_unindexed=True), *state]:

@@ -29,12 +29,11 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import PurePath, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.language_models import LanguageModelLike
@@ -42,8 +41,6 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from ..errors import MemoryStoreError
 from ..facts import expire_in
-from ..files.atomic import atomic_output
-from ..files.locks import LockFile
 from ..files.paths import HISTORY_DIR, LONG_TERM_FILE, SESSIONS_DIR
 from ..secrets import scrub
 from ..text import estimate_tokens
@@ -105,7 +102,7 @@ class DreamResult:
     reason: str
     sessions_used: tuple[str, ...] = ()
     sessions_deleted: tuple[str, ...] = ()
-    backup: Path | None = None
+    backup: PurePath | None = None
     finished_at: str = field(default="")
 
     @property
@@ -183,7 +180,7 @@ def dream(
                         min_sessions=min_sessions, now=when)
     if gate is not None:
         return _record(mem, gate, when)
-    lock = LockFile(mem.memory_dir / DREAM_LOCK_FILE)
+    lock = mem.job_lock(DREAM_LOCK_FILE)
     try:
         acquired = lock.acquire()
     except OSError as exc:
@@ -258,13 +255,14 @@ def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_in
         return _result("invalid", problem, when, used)
     new = expire_in(text, when.date())[0] + "\n"
 
-    backup: Path | None = None
+    backup: PurePath | None = None
     with mem.locked():  # the same lock every writer takes: nobody appends between check and write
         if mem.stat(LONG_TERM_FILE) != current_stat:
             return _result("error", "MEMORY.md changed while the model was thinking; retry", when, used)
         if current_stat is not None and new != current:
             previous = mem.read_bytes(LONG_TERM_FILE)
-            backup = _save_backup(mem.memory_dir, previous, when, keep_backups)
+            stamp = when.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+            backup = mem.keep_version("MEMORY", previous, stamp, keep_backups)
         if new != current:
             mem.write(LONG_TERM_FILE, new)
     step(2)
@@ -332,24 +330,6 @@ def _human_prompt(current: str, logs: Sequence[_Log]) -> str:
     return "\n".join(parts)
 
 
-def _save_backup(root: Path, data: bytes, when: dt.datetime, keep: int) -> Path:
-    folder = root / HISTORY_DIR
-    folder.mkdir(exist_ok=True)
-    stamp = when.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = folder / f"MEMORY-{stamp}.md"
-    n = 1
-    while target.exists():
-        target = folder / f"MEMORY-{stamp}-{n}.md"
-        n += 1
-    with atomic_output(target) as handle:
-        handle.write(data)
-    backups = sorted(folder.glob("MEMORY-*.md"), key=lambda p: (p.stat().st_mtime_ns, p.name))
-    for old in backups[: max(len(backups) - max(keep, 1), 0)]:
-        with contextlib.suppress(OSError):
-            old.unlink()
-    return target
-
-
 def _mark_processed(mem: MemoryCore, logs: Sequence[_Log]) -> None:
     processed = _load_json(mem, STATE_PROCESSED)
     seen: dict[str, Any] = processed if isinstance(processed, dict) else {}
@@ -389,7 +369,7 @@ def _delete_consumed(mem: MemoryCore, logs: Sequence[_Log], *, now: dt.datetime,
 
 
 def _result(status: DreamStatus, reason: str, when: dt.datetime, used: tuple[str, ...] = (),
-            deleted: tuple[str, ...] = (), backup: Path | None = None) -> DreamResult:
+            deleted: tuple[str, ...] = (), backup: PurePath | None = None) -> DreamResult:
     # A provider's error body may echo the key it was sent: never store or show it.
     return DreamResult(status, scrub(reason), used, deleted, backup, when.isoformat(timespec="seconds"))
 

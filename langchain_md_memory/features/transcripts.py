@@ -198,11 +198,15 @@ def session_file_name(thread_id: str, day: dt.date | None = None) -> str:
 
 def _existing_log(mem: MemoryCore, slug: str) -> str | None:
     """The session file of this thread written on an earlier day, if any."""
-    folder = mem.memory_dir / SESSIONS_DIR
-    if not folder.is_dir():
-        return None
-    found = sorted(p.name for p in folder.glob(f"????-??-??-{slug}.md")
-                   if (m := _NAME_RE.match(p.name)) is not None and m[2] == slug)
+    if mem.in_folder:  # one folder's listing, not a walk of the whole memory
+        folder = mem.memory_dir / SESSIONS_DIR
+        if not folder.is_dir():
+            return None
+        names = [p.name for p in folder.glob(f"????-??-??-{slug}.md")]
+    else:  # a database lists every document in one query
+        prefix = f"{SESSIONS_DIR}/"
+        names = [rel[len(prefix):] for rel in mem.list_files() if rel.startswith(prefix)]
+    found = sorted(name for name in names if (m := _NAME_RE.match(name)) is not None and m[2] == slug)
     return f"{SESSIONS_DIR}/{found[0]}" if found else None
 
 

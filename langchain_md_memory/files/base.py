@@ -20,12 +20,29 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Protocol
+from pathlib import PurePath
+from typing import Any, Protocol
 
-__all__ = ["ChangeStamp", "DocumentStore"]
+__all__ = ["ChangeStamp", "DocumentStore", "JobLock", "StateStore"]
 
 ChangeStamp = tuple[int, int]
 """What changes whenever a document changes (a folder's ``(mtime_ns, size)``, a row's revision)."""
+
+
+class JobLock(Protocol):
+    """An exclusive lock for one long job (dream), taken without waiting; not re-entrant."""
+
+    def acquire(self) -> bool:
+        """Take it now; False when anyone (this object included) holds it."""
+        ...
+
+    def release(self) -> None:
+        """Give it back (a no-op when not held)."""
+        ...
+
+    def holder(self) -> object | None:
+        """Who holds it, when known (printable)."""
+        ...
 
 
 class DocumentStore(Protocol):
@@ -58,7 +75,7 @@ class DocumentStore(Protocol):
         """The document's text (LF line endings, invalid UTF-8 as U+FFFD)."""
         ...
 
-    def read_bytes(self, path: str) -> bytes:
+    def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
         """The document's exact bytes."""
         ...
 
@@ -90,10 +107,34 @@ class DocumentStore(Protocol):
         """Read-modify-write under the lock (nobody writes between the read and the write)."""
         ...
 
+    def replace_lines(self, path: str, start_line: int, end_line: int, new_text: str) -> str:
+        """Replace lines ``start_line..end_line`` (1-based, inclusive) by ``new_text``; returns them."""
+        ...
+
     def remove(self, path: str) -> bool:
         """Delete the document; False when it does not exist."""
         ...
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """The lock every writer takes, re-entrant within a thread."""
+        ...
+
+    def job_lock(self, name: str) -> JobLock:
+        """The exclusive lock of one job of this memory (``name``: e.g. ``.dream.lock``)."""
+        ...
+
+    def keep_version(self, name: str, data: bytes, stamp: str, keep: int) -> PurePath:
+        """Keep ``data`` as ``.history/<name>-<stamp>.md`` (hidden; the newest ``keep`` stay); returns it."""
+        ...
+
+
+class StateStore(Protocol):
+    """Durable key-value bookkeeping of one memory (dream's), kept when the index is rebuilt."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value stored under ``key``, or ``default``."""
+        ...
+
+    def set(self, key: str, value: Any) -> None:
+        """Store ``value`` (JSON-serialisable) under ``key``."""
         ...

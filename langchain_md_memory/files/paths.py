@@ -18,6 +18,7 @@ __all__ = [
     "INDEX_FILE",
     "LONG_TERM_FILE",
     "SESSIONS_DIR",
+    "check_relpath",
     "daily_date",
     "daily_file_name",
     "file_kind",
@@ -121,6 +122,29 @@ def normalize_relpath(path: str) -> str:
     if not parts:
         raise MemoryPathError(f"Path names no file: {path!r}")
     return "/".join(parts)
+
+
+def check_relpath(path: str, *, max_path_depth: int, max_name_bytes: int) -> str:
+    """``path`` with aliases resolved, as a normalised POSIX relative path within the limits.
+
+    The one path check of every document store (a folder's, a database's).
+
+    Raises:
+        MemoryPathError: malformed, or deeper than ``max_path_depth`` folders, or a name over
+            ``max_name_bytes`` bytes.
+    """
+    rel = normalize_relpath(resolve_alias(path))
+    parts = rel.split("/")
+    if len(parts) - 1 > max_path_depth:
+        raise MemoryPathError(
+            f"Path is {len(parts) - 1} folders deep, over max_path_depth={max_path_depth}: {rel[:80]!r}..."
+        )
+    for name in parts:
+        if len(name.encode("utf-8", "surrogatepass")) > max_name_bytes:
+            raise MemoryPathError(
+                f"Name {name[:40]!r}... is over max_name_bytes={max_name_bytes} bytes: use a shorter name"
+            )
+    return rel
 
 
 def resolve_memory_path(root: Path, path: str) -> Path:

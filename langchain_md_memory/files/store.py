@@ -27,15 +27,27 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
+from ..errors import MemoryPathError, MemoryStoreError
 from .atomic import current_umask
 from .beneath import is_regular_beneath, read_beneath, remove_beneath, replace_beneath
-from .edits import check_needle, clean_text, cut, last_line_ending, split_lf
+from .edits import (
+    appended,
+    check_needle,
+    clean_text,
+    cut,
+    decode_lf,
+    encode_lf,
+    line_slice,
+    replace_first,
+    replaced_lines,
+)
 from .gitignore import write_gitignore
+from .history import save_version
+from .locks import LockFile
 from .paths import (
+    check_relpath,
     is_managed_file,
     is_memory_file,
-    normalize_relpath,
     resolve_alias,
     resolve_memory_path,
 )
@@ -107,20 +119,7 @@ class MarkdownStore:
             MemoryPathError: malformed, or deeper than ``max_path_depth`` folders, or a name over
                 ``max_name_bytes`` bytes.
         """
-        rel = normalize_relpath(resolve_alias(path))
-        parts = rel.split("/")
-        if len(parts) - 1 > self.max_path_depth:
-            raise MemoryPathError(
-                f"Path is {len(parts) - 1} folders deep, over max_path_depth={self.max_path_depth}: "
-                f"{rel[:80]!r}..."
-            )
-        for name in parts:
-            if len(name.encode("utf-8", "surrogatepass")) > self.max_name_bytes:
-                raise MemoryPathError(
-                    f"Name {name[:40]!r}... is over max_name_bytes={self.max_name_bytes} bytes: "
-                    "use a shorter name"
-                )
-        return rel
+        return check_relpath(path, max_path_depth=self.max_path_depth, max_name_bytes=self.max_name_bytes)
 
     def exists(self, path: str) -> bool:
         """True when ``path`` names an existing regular file.
@@ -171,15 +170,7 @@ class MarkdownStore:
             MemoryPathError: for a refused or missing file, ``start_line < 1``
                 or ``end_line < start_line`` (it is also a ``ValueError``).
         """
-        text = self.read(path)
-        start = 1 if start_line is None else start_line
-        if start < 1:
-            raise MemoryPathError(f"start_line must be 1 or more (lines are 1-based), got {start_line}")
-        if end_line is not None and end_line < start:
-            raise MemoryPathError(f"end_line ({end_line}) is before start_line ({start}) in {path!r}")
-        lines = split_lf(text)
-        end = len(lines) if end_line is None else min(end_line, len(lines))
-        return "".join(lines[start - 1 : end])
+        return line_slice(self.read(path), start_line, end_line, path)
 
     def list_files(self, *, include_unindexed: bool = False) -> list[str]:
         """Managed Markdown files as sorted relative POSIX paths, subfolders included.
@@ -235,17 +226,10 @@ class MarkdownStore:
         """
         if not content:
             return
-        addition = clean_text(content)
-        if not addition.endswith("\n"):
-            addition += "\n"
         with self._locked():
             rel = self._writable(path)
             old = self.read_bytes(rel) if self.exists(rel) else b""
-            eol = last_line_ending(old)
-            if old and not old.endswith(b"\n"):
-                old += eol
-            data = addition.encode("utf-8", errors="surrogateescape").replace(b"\n", eol)
-            self._save_bytes(rel, old + data)
+            self._save_bytes(rel, appended(old, content))
 
     def edit(self, path: str, old_text: str, new_text: str) -> bool:
         """Replace the first exact occurrence of ``old_text``; False when absent or no file.
@@ -302,19 +286,9 @@ class MarkdownStore:
         """
         with self._locked():
             rel = self._writable(path)
-            raw = self.read_bytes(rel)
-            lines = raw.splitlines(keepends=True)
-            if start_line < 1 or end_line < start_line or end_line > len(lines):
-                raise MemoryPathError(
-                    f"lines {start_line}-{end_line} are not in {rel!r}, which has {len(lines)} line(s)"
-                )
-            old = b"".join(lines[start_line - 1 : end_line])
-            eol = b"\r\n" if old.endswith(b"\r\n") else b"\n"
-            replacement = clean_text(new_text).encode("utf-8", errors="surrogateescape").replace(b"\n", eol)
-            if replacement and not replacement.endswith(b"\n") and old.endswith(b"\n"):
-                replacement += eol
-            self._save_bytes(rel, b"".join([*lines[: start_line - 1], replacement, *lines[end_line:]]))
-            return old.decode("utf-8", errors="replace")
+            data, old = replaced_lines(self.read_bytes(rel), start_line, end_line, new_text, rel)
+            self._save_bytes(rel, data)
+            return old
 
     def _change_first(self, path: str, needle: str, change: Callable[[str, int, int], str]) -> bool:
         """Rewrite the file around the first occurrence of ``needle``, under the lock."""
@@ -324,16 +298,10 @@ class MarkdownStore:
             if not self.exists(rel):
                 return False
             content, crlf = self._load(rel, errors="surrogateescape")
-            at = content.find(wanted)
-            if at < 0:
+            new = replace_first(content, wanted, change, rel)
+            if new is None:
                 return False
-            count = content.count(wanted)
-            if count > 1:
-                raise MemoryInputError(
-                    f"old_text occurs {count} times in {rel!r}; include more of the text around it (a whole "
-                    "line, or the line before) so that it matches exactly once"
-                )
-            self._save(rel, change(content, at, at + len(wanted)), crlf)
+            self._save(rel, new, crlf)
             return True
 
     def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
@@ -349,6 +317,14 @@ class MarkdownStore:
         """Delete a memory file under the write lock; False when it does not exist."""
         with self._locked():
             return remove_beneath(self.root, self.relpath(path))
+
+    def job_lock(self, name: str) -> LockFile:
+        """A lock file ``name`` in the folder, taken without waiting (dream's ``.dream.lock``)."""
+        return LockFile(self.root / name)
+
+    def keep_version(self, name: str, data: bytes, stamp: str, keep: int) -> Path:
+        """Keep ``data`` as ``.history/<name>-<stamp>.md``; the newest ``keep`` of ``name`` stay."""
+        return save_version(self.root, name, data, stamp, keep)
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """The store's cross-process write lock, for a read-check-write cycle of your own.
@@ -379,15 +355,11 @@ class MarkdownStore:
 
     def _load(self, path: str, *, errors: str) -> tuple[str, bool]:
         """The file's text with CRLF as LF, and whether it used CRLF throughout."""
-        text = self.read_bytes(path).decode("utf-8", errors=errors)
-        crlf_count = text.count("\r\n")
-        crlf = crlf_count > 0 and crlf_count == text.count("\n")
-        return text.replace("\r\n", "\n"), crlf
+        return decode_lf(self.read_bytes(path), errors)
 
     def _save(self, rel: str, text: str, crlf: bool) -> None:
         """Atomically replace the file with ``text``, keeping its permission bits."""
-        data = (text.replace("\n", "\r\n") if crlf else text).encode("utf-8", errors="surrogateescape")
-        self._save_bytes(rel, data)
+        self._save_bytes(rel, encode_lf(text, crlf))
 
     def _save_bytes(self, rel: str, data: bytes) -> None:
         try:

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
+from ..files.base import DocumentStore, StateStore
 from ..types import ChunkRecord, FileKind
 from .rows import ChunkRow, FileState
 
-__all__ = ["SearchIndex", "VectorCache"]
+__all__ = ["Backend", "IndexOwner", "SearchIndex", "VectorCache"]
 
 
 class VectorCache(Protocol):
@@ -140,3 +142,51 @@ class SearchIndex(Protocol):
     def close(self) -> None:
         """Release the index."""
         ...
+
+
+class IndexOwner(Protocol):
+    """Holds the index in use (see :class:`~langchain_md_memory.index.handle.IndexHandle`).
+
+    Readers take :attr:`index` afresh for each use, so a swap reaches them all at once.
+    """
+
+    path: str
+    fallback: str | None  # why the index is not where it should be, or None
+    lock: Any  # a re-entrant lock held while the index is swapped
+
+    @property
+    def index(self) -> SearchIndex:
+        """The index in use now."""
+        ...
+
+    @property
+    def in_memory(self) -> bool:
+        """True when the index lives in memory only."""
+        ...
+
+    def fall_back(self, reason: str) -> SearchIndex:
+        """Answer from a new in-memory index from now on; returns it."""
+        ...
+
+    def sweep_rebuild_files(self) -> int:
+        """Delete what interrupted rebuilds left; returns how many."""
+        ...
+
+    def close(self) -> None:
+        """Release the index."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """A memory that is not a folder: its document store, index owner and durable state.
+
+    ``location`` names it in status and messages (never a password); ``folder_error`` is the
+    message of the error raised by what needs a folder (watching, importing an archive).
+    """
+
+    store: DocumentStore
+    index: IndexOwner
+    state: StateStore
+    location: str
+    folder_error: str

@@ -34,7 +34,14 @@ from ..text import SCRIPT_CJK, SCRIPT_OTHER
 from .connection import IndexConnection
 from .vectors import RESCORE_FACTOR, VectorDtype, VectorMatrix, rescore
 
-__all__ = ["SCRIPT_CJK", "SCRIPT_OTHER", "ScriptVectors", "load_script_vectors", "scripts_of"]
+__all__ = [
+    "SCRIPT_CJK",
+    "SCRIPT_OTHER",
+    "ScriptVectors",
+    "combine_backgrounds",
+    "load_script_vectors",
+    "scripts_of",
+]
 
 
 StoredVectors = Callable[[Sequence[int]], Mapping[int, np.ndarray]]
@@ -133,15 +140,23 @@ class ScriptVectors:
         return result
 
     def _measure(self, query: np.ndarray) -> tuple[dict[int, float], tuple[float, float] | None]:
-        measured = [(group, len(matrix), stats) for group, matrix in self._groups.items()
-                    if (stats := matrix.background(query)) is not None]
-        total = sum(n for _, n, _ in measured)
-        if not total:
-            return {}, None
-        mean = sum(n * stats[0] for _, n, stats in measured) / total
-        offsets = {group: stats[0] - mean for group, _, stats in measured}
-        variance = sum(n * (stats[1] ** 2 + offsets[group] ** 2) for group, n, stats in measured) / total
-        return offsets, (mean, math.sqrt(variance))
+        return combine_backgrounds([(group, len(matrix), stats) for group, matrix in self._groups.items()
+                                    if (stats := matrix.background(query)) is not None])
+
+
+def combine_backgrounds(measured: Sequence[tuple[int, int, tuple[float, float]]]
+                        ) -> tuple[dict[int, float], tuple[float, float] | None]:
+    """Each group's offset and the memory-wide background from ``(group, rows, (mean, std))`` per group.
+
+    Shared by every index backend, so a query's offsets are the same wherever its vectors live.
+    """
+    total = sum(n for _, n, _ in measured)
+    if not total:
+        return {}, None
+    mean = sum(n * stats[0] for _, n, stats in measured) / total
+    offsets = {group: stats[0] - mean for group, _, stats in measured}
+    variance = sum(n * (stats[1] ** 2 + offsets[group] ** 2) for group, n, stats in measured) / total
+    return offsets, (mean, math.sqrt(variance))
 
 
 def load_script_vectors(db: IndexConnection, dtype: VectorDtype = "float32") -> ScriptVectors:

@@ -22,7 +22,16 @@ import numpy as np
 
 from ..errors import MemoryIndexError
 
-__all__ = ["RESCORE_FACTOR", "VectorDtype", "VectorMatrix", "from_blob", "rescore", "to_blob"]
+__all__ = [
+    "BACKGROUND_SAMPLE",
+    "MIN_BACKGROUND",
+    "RESCORE_FACTOR",
+    "VectorDtype",
+    "VectorMatrix",
+    "from_blob",
+    "rescore",
+    "to_blob",
+]
 
 VectorDtype = Literal["float32", "float16", "int8"]
 """How the matrix holds vectors: float32 (exact), float16 or int8 (compact, re-scored)."""
@@ -45,7 +54,7 @@ def from_blob(blob: bytes) -> np.ndarray:
 
 # Background statistics read this many stored vectors at most (~0.1 ms at 384 dimensions).
 BACKGROUND_SAMPLE = 2048
-_MIN_BACKGROUND = 8
+MIN_BACKGROUND = 8
 
 
 class VectorMatrix:
@@ -221,7 +230,7 @@ class VectorMatrix:
         """
         with self._lock:
             n = min(self._n, sample)
-            if self._data is None or n < _MIN_BACKGROUND:
+            if self._data is None or n < MIN_BACKGROUND:
                 return None
             q = np.asarray(query, dtype=np.float32).ravel()
             norm = float(np.linalg.norm(q))

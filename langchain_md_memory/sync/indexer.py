@@ -24,7 +24,7 @@ from ..facts import strip_annotations
 from ..files.base import DocumentStore
 from ..files.chunker import CHUNKER_VERSION, chunk_markdown
 from ..files.paths import file_kind
-from ..index.base import SearchIndex
+from ..index.base import IndexOwner, SearchIndex
 from ..index.handle import IndexHandle
 from ..index.rows import ChunkRow, FileState
 from ..secrets import scrub
@@ -82,7 +82,7 @@ class Indexer:
     """
 
     def __init__(
-        self, store: DocumentStore, handle: IndexHandle, embedder: Embedder | None, config: MemoryConfig,
+        self, store: DocumentStore, handle: IndexOwner, embedder: Embedder | None, config: MemoryConfig,
         progress: ProgressCallback | None = None,
     ) -> None:
         self.store = store
@@ -378,7 +378,11 @@ class Indexer:
         """Build a fresh index beside the current one from the Markdown and swap it in atomically.
 
         Readers keep the old index until the new one is complete. ``progress`` as for :meth:`sync`.
+        An index that is not a file (PostgreSQL) is rebuilt in place: every file re-read and its
+        chunks replaced in one transaction each, files gone removed; readers never see it empty.
         """
+        if not isinstance(self.handle, IndexHandle):
+            return self._sync(True, progress, None)
         fresh = self.handle.open_fresh()
         builder = Indexer(self.store, IndexHandle.of(fresh), self.embedder, self.config,
                           progress or self.progress)

@@ -21,6 +21,7 @@ NOT_TWINNED = {
     "as_retriever": "builds a retriever, which has ainvoke/abatch",
     "as_store": "builds a BaseStore, which has aget/aput/asearch/abatch",
     "locked": "a re-entrant lock owned by the thread that takes it",
+    "job_lock": "builds a lock object, taken and released by the thread that runs the job",
     "mark_changed": "sets a flag; never waits",
     "redact": "pure text work; never touches the disk",
 }

@@ -61,6 +61,9 @@ def test_every_snippet_with_a_chat_model_has_an_offline_form() -> None:
         assert OFFLINE_ANSWER in snippet, f"snippet {index + 1}"
 
 
+POSTGRES_SNIPPETS = [i for i, snippet in enumerate(SNIPPETS) if "from_postgres(" in snippet]
+
+
 def run_snippet(index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     code = compile(SNIPPETS[index], f"README.md python snippet {index + 1}", "exec")
     exec(code, {"__name__": f"readme_snippet_{index + 1}"})
@@ -75,8 +78,11 @@ def run_snippet(index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 @pytest.mark.parametrize("index", range(len(SNIPPETS)))
 def test_readme_snippet_runs_offline(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+                                     capsys: pytest.CaptureFixture[str],
+                                     request: pytest.FixtureRequest) -> None:
     monkeypatch.chdir(tmp_path)
+    if index in POSTGRES_SNIPPETS:  # the run's own throwaway server stands in for the deployment's
+        monkeypatch.setenv("MD_MEMORY_POSTGRES", request.getfixturevalue("pg_url"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr(langchain_openai, "ChatOpenAI", NoChatOpenAI)
     printed = run_snippet(index, tmp_path, capsys)

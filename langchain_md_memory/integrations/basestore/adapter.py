@@ -391,4 +391,4 @@ class MarkdownBaseStore(BaseStore):
         return sorted(namespaces)[op.offset : op.offset + op.limit]
 
     def __repr__(self) -> str:
-        return f"MarkdownBaseStore({str(self._memory.memory_dir)!r}, file_name={self._files.file_name!r})"
+        return f"MarkdownBaseStore({self._memory.location!r}, file_name={self._files.file_name!r})"

@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "types"),
     ("config", "text", "secrets", "stopwords", "prompts", "redaction", "facts"),
     ("files",),
-    ("index",),
+    ("index", "postgres"),  # postgres: the second backend of the two seams (documents and index)
     ("embeddings",),
     ("sync",),
     ("search",),

@@ -1,0 +1,315 @@
+"""Markdown documents as PostgreSQL rows: one tenant's files, each its exact text and a revision.
+
+Implements :class:`~langchain_md_memory.files.base.DocumentStore`. The change
+stamp of a document is ``(revision, bytes)``. The revision is the write's time
+on the database's clock in nanoseconds, forced strictly above the document's
+previous revision: it reads like a folder's ``(mtime_ns, size)`` (what dream's
+recency guard and ``mem.stat`` callers expect), never goes back for a document,
+and a file deleted and written again gets a later one. Every change is one
+transaction that reads the
+row ``FOR UPDATE`` and writes it back only if its revision is still the one
+read (compare-and-swap); a lost race is read again and re-applied, so two hosts
+appending at once both land. Paths are checked exactly as a folder's are.
+
+Example:
+    .. code-block:: python
+
+        store = PostgresDocumentStore(PostgresDatabase.connect(url), tenant="alice")
+        store.append("long_term", "- Prefers index funds")
+        assert store.read("MEMORY.md") == "- Prefers index funds\\n"
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
+from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
+from ..files.edits import (
+    appended,
+    check_needle,
+    clean_text,
+    cut,
+    decode_lf,
+    encode_lf,
+    line_slice,
+    replace_first,
+    replaced_lines,
+)
+from ..files.history import version_name
+from ..files.paths import HISTORY_DIR, check_relpath, is_managed_file, is_memory_file
+from .connection import LOCK_DOCUMENTS, PostgresDatabase
+from .handle import PostgresJobLock
+
+__all__ = ["PostgresDocumentStore", "check_tenant"]
+
+logger = logging.getLogger(__name__)
+
+# A change that lost this many races in a row gives up (each loss means another writer committed).
+_MAX_ATTEMPTS = 50
+
+# The database clock in nanoseconds (microsecond resolution): the time part of a revision.
+_NOW_NS = "(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint"
+
+Change = Callable[[bytes | None], bytes | None]
+"""The old bytes (``None``: no such document) to the new ones (``None``: leave it)."""
+
+
+class PostgresDocumentStore:
+    """One tenant's Markdown documents in ``md_memory_documents``.
+
+    Args:
+        db: the database (see :class:`~langchain_md_memory.postgres.connection.PostgresDatabase`).
+        tenant: whose documents; every query is filtered by it.
+        max_path_depth / max_name_bytes: the same limits as a folder memory's.
+    """
+
+    recursive = True
+
+    def __init__(self, db: PostgresDatabase, tenant: str, *, max_path_depth: int = 16,
+                 max_name_bytes: int = 255) -> None:
+        self.db = db
+        self.tenant = check_tenant(tenant)
+        self.max_path_depth = max_path_depth
+        self.max_name_bytes = max_name_bytes
+
+    @property
+    def location(self) -> str:
+        """Where the documents live, for messages: ``postgresql://host/db#tenant``."""
+        return f"postgresql://{self.db.name}#{self.tenant}"
+
+    # -- paths and stamps -----------------------------------------------------------
+
+    def relpath(self, path: str) -> str:
+        """``path`` (or an alias) checked and normalised exactly as a folder memory does."""
+        return check_relpath(path, max_path_depth=self.max_path_depth, max_name_bytes=self.max_name_bytes)
+
+    def exists(self, path: str) -> bool:
+        """True when the document exists (a refused path raises)."""
+        return self.stat(path) is not None
+
+    def stat(self, path: str) -> tuple[int, int] | None:
+        """``(revision, bytes)`` of the document (revision: its last write's time in ns), or ``None``."""
+        rows = self.db.query(
+            "SELECT revision, octet_length(content) FROM md_memory_documents WHERE tenant = %s AND path = %s",
+            (self.tenant, self.relpath(path)),
+        )
+        return None if not rows else (int(rows[0][0]), int(rows[0][1]))
+
+    def scan(self, *, include_unindexed: bool = False) -> dict[str, tuple[int, int]]:
+        """Every document with its ``(revision, bytes)``, in one query."""
+        wanted = is_memory_file if include_unindexed else is_managed_file
+        rows = self.db.query(
+            "SELECT path, revision, octet_length(content) FROM md_memory_documents WHERE tenant = %s",
+            (self.tenant,),
+        )
+        return {str(p): (int(r), int(n)) for p, r, n in rows if wanted(str(p))}
+
+    def list_files(self, *, include_unindexed: bool = False) -> list[str]:
+        """Every document's path, sorted."""
+        return sorted(self.scan(include_unindexed=include_unindexed))
+
+    # -- reading ----------------------------------------------------------------------
+
+    def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
+        """The document's exact bytes (UTF-8).
+
+        Raises:
+            MemoryPathError: no such document.
+            MemoryStoreError: over ``max_bytes``.
+        """
+        rel = self.relpath(path)
+        rows = self.db.query(
+            "SELECT content FROM md_memory_documents WHERE tenant = %s AND path = %s", (self.tenant, rel)
+        )
+        if not rows:
+            raise MemoryPathError(f"Memory file {rel!r} does not exist")
+        data = str(rows[0][0]).encode("utf-8")
+        if max_bytes is not None and len(data) > max_bytes:
+            raise MemoryStoreError(f"Memory file {rel!r} is {len(data)} bytes, over the {max_bytes} allowed")
+        return data
+
+    def read(self, path: str) -> str:
+        """The document's text with CRLF read as LF."""
+        return decode_lf(self.read_bytes(path), "replace")[0]
+
+    def read_lines(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        """Lines ``start_line..end_line`` (1-based, inclusive) with their newlines."""
+        return line_slice(self.read(path), start_line, end_line, path)
+
+    # -- writing ----------------------------------------------------------------------
+
+    def write(self, path: str, content: str) -> None:
+        """Replace the whole document (CRLF kept for a document written with CRLF)."""
+        text = clean_text(content)
+
+        def change(old: bytes | None) -> bytes:
+            crlf = old is not None and decode_lf(old, "surrogateescape")[1]
+            return encode_lf(text, crlf)
+
+        self._rewrite(path, change, always=True)
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Replace the whole document with exactly ``data`` (UTF-8 without NUL; else refused, unwritten)."""
+        self._rewrite(path, lambda old: data, always=True)
+
+    def append(self, path: str, content: str) -> None:
+        """Append ``content`` as new lines; the existing bytes are kept exactly. Empty: a no-op."""
+        if content:
+            self._rewrite(path, lambda old: appended(old or b"", content), always=True)
+
+    def edit(self, path: str, old_text: str, new_text: str) -> bool:
+        """Replace the one exact occurrence of ``old_text``; False when absent or no document."""
+        check_needle(old_text, "replace")
+        replacement = clean_text(new_text)
+        return self._change_first(path, old_text, lambda text, at, end: text[:at] + replacement + text[end:])
+
+    def delete(self, path: str, text: str) -> bool:
+        """Remove the one exact occurrence of ``text`` (and its line when it is whole lines)."""
+        check_needle(text, "delete")
+        return self._change_first(path, text, cut)
+
+    def update(self, path: str, fn: Callable[[str | None], str | None]) -> bool:
+        """Read-modify-write one document; ``fn`` may run again when another writer won the race."""
+
+        def change(old: bytes | None) -> bytes | None:
+            current, crlf = (None, False) if old is None else decode_lf(old, "replace")
+            new = fn(current)
+            if new is None or new == current:
+                return None
+            return encode_lf(clean_text(new), crlf)
+
+        return self._rewrite(path, change)
+
+    def replace_lines(self, path: str, start_line: int, end_line: int, new_text: str) -> str:
+        """Replace lines ``start_line..end_line`` by ``new_text``; returns the old lines."""
+        old_lines: list[str] = []
+
+        def change(old: bytes | None) -> bytes:
+            if old is None:
+                raise MemoryPathError(f"Memory file {self.relpath(path)!r} does not exist")
+            data, before = replaced_lines(old, start_line, end_line, new_text, self.relpath(path))
+            old_lines[:] = [before]
+            return data
+
+        self._rewrite(path, change, always=True)
+        return old_lines[0]
+
+    def remove(self, path: str) -> bool:
+        """Delete the document; False when it does not exist."""
+        rows = self.db.query("DELETE FROM md_memory_documents WHERE tenant = %s AND path = %s RETURNING 1",
+                             (self.tenant, self.relpath(path)))
+        return bool(rows)
+
+    def locked(self) -> contextlib.AbstractContextManager[None]:
+        """The tenant's advisory lock every writer of the facade takes; re-entrant within a thread."""
+        return self.db.advisory_lock(LOCK_DOCUMENTS, self.tenant)
+
+    def job_lock(self, name: str) -> PostgresJobLock:
+        """The tenant's exclusive lock for one job (``name``: e.g. ``.dream.lock``), taken without waiting."""
+        return PostgresJobLock(self.db, self.tenant, name)
+
+    def keep_version(self, name: str, data: bytes, stamp: str, keep: int) -> PurePosixPath:
+        """Keep ``data`` as the hidden document ``.history/<name>-<stamp>.md``; the newest ``keep`` stay."""
+        text = _storable(data, f"{HISTORY_DIR}/{name}")
+        pattern = f"{HISTORY_DIR}/{name}-%"
+        with self.db.transaction() as conn:
+            taken = {str(r[0]) for r in self.db.rows(
+                conn, "SELECT path FROM md_memory_documents WHERE tenant = %s AND path LIKE %s",
+                (self.tenant, pattern))}
+            n = 0
+            while (rel := f"{HISTORY_DIR}/{version_name(name, stamp, n)}") in taken:
+                n += 1
+            self.db.rows(conn, "INSERT INTO md_memory_documents(tenant, path, content, revision) "
+                         f"VALUES (%s, %s, %s, {_NOW_NS})", (self.tenant, rel, text))
+            self.db.rows(
+                conn, "DELETE FROM md_memory_documents WHERE tenant = %s AND path IN (SELECT path FROM "
+                "md_memory_documents WHERE tenant = %s AND path LIKE %s ORDER BY revision DESC, path DESC "
+                "OFFSET %s)", (self.tenant, self.tenant, pattern, max(keep, 1)))
+        return PurePosixPath(rel)
+
+    def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
+        """Nothing to sweep: a transaction never leaves half a document."""
+        return 0
+
+    # -- internals --------------------------------------------------------------------
+
+    def _change_first(self, path: str, needle: str, change: Callable[[str, int, int], str]) -> bool:
+        wanted = clean_text(needle)
+        rel = self.relpath(path)
+
+        def rewrite(old: bytes | None) -> bytes | None:
+            if old is None:
+                return None
+            content, crlf = decode_lf(old, "surrogateescape")
+            new = replace_first(content, wanted, change, rel)
+            return None if new is None else encode_lf(new, crlf)
+
+        return self._rewrite(rel, rewrite)
+
+    def _rewrite(self, path: str, change: Change, *, always: bool = False) -> bool:
+        """Apply ``change`` in one compare-and-swap transaction; True when the document was written.
+
+        ``always`` writes even when the bytes did not change (a new revision, as a folder's mtime).
+        """
+        rel = self.relpath(path)
+        if not is_memory_file(rel):
+            raise MemoryPathError(f"Only Markdown memory files can be written: {rel!r} is not a '.md' file")
+        for attempt in range(_MAX_ATTEMPTS):
+            with self.db.transaction() as conn:
+                rows = self.db.rows(
+                    conn, "SELECT content, revision FROM md_memory_documents "
+                    "WHERE tenant = %s AND path = %s FOR UPDATE", (self.tenant, rel),
+                )
+                old = None if not rows else str(rows[0][0]).encode("utf-8")
+                new = change(old)
+                if new is None or (new == old and not always):
+                    return False
+                text = _storable(new, rel)
+                if not rows:
+                    done = self.db.rows(
+                        conn, "INSERT INTO md_memory_documents(tenant, path, content, revision) "
+                        f"VALUES (%s, %s, %s, {_NOW_NS}) "
+                        "ON CONFLICT (tenant, path) DO NOTHING RETURNING 1", (self.tenant, rel, text),
+                    )
+                else:
+                    done = self.db.rows(
+                        conn, "UPDATE md_memory_documents SET content = %s, "
+                        f"revision = GREATEST(revision + 1, {_NOW_NS}), updated_at = clock_timestamp() "
+                        "WHERE tenant = %s AND path = %s AND revision = %s RETURNING 1",
+                        (text, self.tenant, rel, rows[0][1]),
+                    )
+                if done:
+                    return True
+            # Another writer created or changed it between our read and write: read it again.
+            logger.debug("write conflict on %s (attempt %d); retrying", rel, attempt + 1)
+            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        raise MemoryStoreError(
+            f"Gave up writing {rel!r} after {_MAX_ATTEMPTS} conflicting writes by others; try again"
+        )
+
+
+def check_tenant(tenant: str) -> str:
+    """``tenant`` when it can name a tenant (a non-empty string without NUL), else a clear error."""
+    if not isinstance(tenant, str) or not tenant.strip() or "\x00" in tenant:
+        raise MemoryInputError(f"tenant must be a non-empty string without NUL bytes, got {tenant!r}")
+    return tenant
+
+
+def _storable(data: bytes, rel: str) -> str:
+    """``data`` as PostgreSQL text: UTF-8 without NUL characters, or a clear refusal."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MemoryInputError(
+            f"{rel!r} would not be valid UTF-8 ({exc.reason}); nothing was written"
+        ) from exc
+    if "\x00" in text:
+        raise MemoryInputError(
+            f"Text for {rel!r} holds a NUL character, which PostgreSQL text cannot store; remove it"
+        )
+    return text

@@ -1,0 +1,322 @@
+"""One tenant's derived index in PostgreSQL: chunks, keyword terms, vectors, file states, meta.
+
+Implements :class:`~langchain_md_memory.index.base.SearchIndex`, so the
+indexer and the five search stages run on it unchanged. Like the SQLite index,
+everything here is derived from the documents and can be rebuilt from them.
+Every write runs in a transaction holding the tenant's index lock, so two hosts
+syncing at once never interleave one file's chunks, and the index never goes
+back in time (each reads the document inside that transaction).
+
+Example:
+    .. code-block:: python
+
+        index = PostgresIndex(PostgresDatabase.connect(url), tenant="alice")
+        hits = index.keyword_search("仓位", 10)   # [(ChunkRecord, score)]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Literal
+
+import numpy as np
+
+from ..index.rows import ChunkRow, FileState, chunk_record
+from ..index.vectors import from_blob, to_blob
+from ..text import query_terms, script_group
+from ..types import ChunkRecord, FileKind
+from .connection import LOCK_INDEX, Conn, PostgresDatabase
+from .recall import calibrate, keyword_top_k, lexemes, parse_vector, vector_literal, vector_top_k
+from .schema import HNSW_MAX_DIM, hnsw_index_sql
+
+__all__ = ["PostgresEmbeddingCache", "PostgresIndex", "VectorSearch"]
+
+logger = logging.getLogger(__name__)
+
+VectorSearch = Literal["auto", "exact", "hnsw"]
+"""How vector recall reads pgvector: ``exact`` scans the tenant's vectors; ``hnsw`` asks the HNSW
+index first; ``auto`` uses HNSW when pgvector (≥ 0.8) can iterate a filtered scan, else exact."""
+
+_FTS_MAX_TERMS = 32  # as the SQLite index: longer queries are cut to this many terms
+_RECORD = "rowid, id, path, start_line, end_line, heading, text, hash, file_kind, updated_at"
+_rows = PostgresDatabase.rows
+
+
+class PostgresEmbeddingCache:
+    """Vectors by (embedding identity, content hash), shared by every tenant: hashes only, no text."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+
+    def lookup(self, hashes: Sequence[str], fingerprint: str) -> dict[str, np.ndarray]:
+        """Cached vectors for these content hashes under one embedding identity."""
+        if not hashes:
+            return {}
+        rows = self._db.query("SELECT hash, vector FROM md_memory_embedding_cache "
+                              "WHERE fingerprint = %s AND hash = ANY(%s)", (fingerprint, list(hashes)))
+        return {str(h): from_blob(bytes(v)).copy() for h, v in rows}
+
+    def store(self, items: Sequence[tuple[str, np.ndarray]], fingerprint: str) -> None:
+        """Remember vectors (first writer wins: equal hashes under one identity embed equally)."""
+        if not items:
+            return
+        with self._db.connection() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO md_memory_embedding_cache(fingerprint, hash, dim, vector) "
+                "VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (fingerprint, hash) DO NOTHING",
+                [(fingerprint, h, int(v.shape[0]), to_blob(v)) for h, v in items],
+            )
+
+
+class PostgresIndex:
+    """The :class:`~langchain_md_memory.index.base.SearchIndex` of one tenant in PostgreSQL.
+
+    Args:
+        db: the database.
+        tenant: whose index; every query is filtered by it.
+        vector_search: see :data:`VectorSearch`.
+    """
+
+    repaired: str | None = None
+
+    def __init__(self, db: PostgresDatabase, tenant: str, *, vector_search: VectorSearch = "auto") -> None:
+        self._db = db
+        self.tenant = tenant
+        self.path = f"postgresql://{db.name}#{tenant}"
+        self.cache = PostgresEmbeddingCache(db)
+        version = str(db.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0][0])
+        self.pgvector_version = version
+        iterative = tuple(int(p) for p in version.split(".")[:2] if p.isdigit()) >= (0, 8)
+        self._iterative = iterative
+        self.use_hnsw = vector_search == "hnsw" or (vector_search == "auto" and iterative)
+        self._hnsw_dims: set[int] = set()
+        self._ddl_lock = threading.Lock()
+
+    # -- meta ------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A value of this tenant's index metadata, or ``None``."""
+        rows = self._db.query("SELECT value FROM md_memory_index_meta WHERE tenant = %s AND key = %s",
+                              (self.tenant, key))
+        return None if not rows else str(rows[0][0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a value of this tenant's index metadata."""
+        with self.writing() as conn:
+            _rows(conn, "INSERT INTO md_memory_index_meta(tenant, key, value) VALUES (%s, %s, %s) "
+                  "ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value", (self.tenant, key, value))
+
+    # -- files and chunks ----------------------------------------------------------------
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every file the index knows (``mtime_ns`` holds the document's revision)."""
+        rows = self._db.query("SELECT path, revision, size, hash FROM md_memory_files WHERE tenant = %s",
+                              (self.tenant,))
+        return {str(p): FileState(str(p), int(r), int(s), str(h)) for p, r, s, h in rows}
+
+    def file_state(self, path: str) -> FileState | None:
+        """What the index knows of one file."""
+        rows = self._db.query("SELECT path, revision, size, hash FROM md_memory_files "
+                              "WHERE tenant = %s AND path = %s", (self.tenant, path))
+        if not rows:
+            return None
+        path_, revision, size, digest = rows[0]
+        return FileState(str(path_), int(revision), int(size), str(digest))
+
+    def touch_file(self, state: FileState) -> None:
+        """Record a new revision for a file whose content did not change."""
+        with self.writing() as conn:
+            _rows(conn, "UPDATE md_memory_files SET revision = %s, size = %s WHERE tenant = %s AND path = %s",
+                  (state.mtime_ns, state.size, self.tenant, state.path))
+
+    def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow]) -> tuple[int, int]:
+        """Replace every chunk of one file in one transaction; returns (removed, added)."""
+        with self.writing() as conn:
+            removed = len(_rows(conn, "DELETE FROM md_memory_chunks WHERE tenant = %s AND path = %s "
+                                "RETURNING rowid", (self.tenant, state.path)))
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO md_memory_chunks(tenant, id, path, start_line, end_line, heading, text, "
+                    "hash, embed_hash, context, script, file_kind, updated_at, n_terms, terms, tsv, dim, "
+                    "embedding) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                    "array_to_tsvector(%s::text[]), %s, %s::vector)",
+                    [self._chunk_params(row) for row in rows],
+                )
+            _rows(conn, "INSERT INTO md_memory_files(tenant, path, revision, size, hash, kind, indexed_at) "
+                  "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, path) DO UPDATE SET "
+                  "revision = excluded.revision, size = excluded.size, hash = excluded.hash, "
+                  "kind = excluded.kind, indexed_at = excluded.indexed_at",
+                  (self.tenant, state.path, state.mtime_ns, state.size, state.hash, kind, time.time()))
+        dims = {int(r.vector.shape[0]) for r in rows if r.vector is not None}
+        for dim in dims:
+            self._ensure_hnsw(dim)
+        return removed, len(rows)
+
+    def _chunk_params(self, row: ChunkRow) -> tuple[object, ...]:
+        rec = row.record
+        terms = row.terms.split()
+        return (self.tenant, rec.id, rec.path, rec.start_line, rec.end_line, rec.heading, rec.text, rec.hash,
+                row.embed_hash, row.context, script_group(rec.text), rec.file_kind, rec.updated_at,
+                len(terms), row.terms, lexemes(terms),
+                None if row.vector is None else int(row.vector.shape[0]),
+                None if row.vector is None else vector_literal(row.vector))
+
+    def remove_file(self, path: str) -> int:
+        """Forget a file and its chunks; returns the chunks removed."""
+        with self.writing() as conn:
+            removed = len(_rows(conn, "DELETE FROM md_memory_chunks WHERE tenant = %s AND path = %s "
+                                "RETURNING rowid", (self.tenant, path)))
+            _rows(conn, "DELETE FROM md_memory_files WHERE tenant = %s AND path = %s", (self.tenant, path))
+        return removed
+
+    def count_chunks(self) -> tuple[int, int]:
+        """(chunks, chunks with a vector)."""
+        row = self._db.query("SELECT count(*), count(embedding) FROM md_memory_chunks WHERE tenant = %s",
+                             (self.tenant,))[0]
+        return int(row[0]), int(row[1])
+
+    # -- embeddings ----------------------------------------------------------------------
+
+    def chunks_missing_vectors(self, limit: int, *,
+                               after_rowid: int = 0) -> list[tuple[int, str, str, str, str]]:
+        """Up to ``limit`` chunks without a vector, row id above ``after_rowid``, in row id order."""
+        rows = self._db.query(
+            "SELECT rowid, embed_hash, heading, text, context FROM md_memory_chunks WHERE tenant = %s "
+            "AND embedding IS NULL AND rowid > %s ORDER BY rowid LIMIT %s", (self.tenant, after_rowid, limit))
+        return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
+
+    def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray]]) -> None:
+        """Attach vectors to chunks by row id."""
+        if not vectors:
+            return
+        with self.writing() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE md_memory_chunks SET embedding = %s::vector, dim = %s "
+                "WHERE tenant = %s AND rowid = %s",
+                [(vector_literal(v), int(v.shape[0]), self.tenant, rowid) for rowid, v in vectors],
+            )
+        for dim in {int(v.shape[0]) for _, v in vectors}:
+            self._ensure_hnsw(dim)
+
+    def clear_vectors(self) -> None:
+        """Drop every vector of this tenant (the embedding identity changed)."""
+        with self.writing() as conn:
+            _rows(conn, "UPDATE md_memory_chunks SET embedding = NULL, dim = NULL WHERE tenant = %s "
+                  "AND embedding IS NOT NULL", (self.tenant,))
+
+    def _ensure_hnsw(self, dim: int) -> None:
+        """The HNSW index for ``dim``-dimensional vectors, created on first use (one per dimension)."""
+        if dim in self._hnsw_dims:
+            return
+        with self._ddl_lock:
+            if dim > HNSW_MAX_DIM:
+                logger.info("no HNSW index for %d-dimensional vectors (pgvector's limit is %d): exact search",
+                            dim, HNSW_MAX_DIM)
+            else:
+                with self._db.transaction() as conn:
+                    name = f"md_memory_chunks_hnsw_{dim}"
+                    if not _rows(conn, "SELECT 1 FROM pg_indexes WHERE indexname = %s", (name,)):
+                        _rows(conn, "SELECT pg_advisory_xact_lock(%s, %s)", (0x6D64_0000, dim))
+                        _rows(conn, hnsw_index_sql(dim))
+            self._hnsw_dims.add(dim)
+
+    # -- search --------------------------------------------------------------------------
+
+    def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
+        """BM25 keyword recall (Lucene idf, as the SQLite index), scores in (0, 1], best first."""
+        terms = query_terms(query)[:_FTS_MAX_TERMS]
+        if not terms or limit <= 0:
+            return []
+        with self._db.snapshot() as conn:
+            top = keyword_top_k(conn, self.tenant, terms, limit)
+            if not top:
+                return []
+            records = self._records(conn, [rowid for _, rowid in top])
+        best = top[0][0]
+        if best <= 0.0:
+            return [(records[rowid], 1.0) for _, rowid in top if rowid in records]
+        return [(records[rowid], max(score / best, 1e-6)) for score, rowid in top if rowid in records]
+
+    def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
+        """Cosine recall (offset per script group, as the SQLite index), scores in [0, 1], best first."""
+        with self._db.snapshot() as conn:
+            if self.use_hnsw and self._iterative:
+                _rows(conn, "SET LOCAL hnsw.iterative_scan = strict_order")
+            top = vector_top_k(conn, self.tenant, query, limit, use_hnsw=self.use_hnsw)
+            if not top:
+                return []
+            records = self._records(conn, [rowid for rowid, _ in top])
+        return [(records[rowid], score) for rowid, score in top if rowid in records]
+
+    def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
+        """Mean and spread of the query's cosine to this tenant's notes."""
+        with self._db.snapshot() as conn:
+            return calibrate(conn, self.tenant, query)[1]
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored unit vectors of chunks by id (chunks without one are absent)."""
+        if not ids:
+            return {}
+        rows = self._db.query("SELECT id, embedding::text FROM md_memory_chunks WHERE tenant = %s "
+                              "AND id = ANY(%s) AND embedding IS NOT NULL", (self.tenant, list(ids)))
+        return {str(i): parse_vector(str(v)) for i, v in rows}
+
+    def record_access(self, ids: Sequence[str]) -> None:
+        """Count that these chunks were returned."""
+        if ids:
+            self._db.query("UPDATE md_memory_chunks SET access_count = access_count + 1 "
+                           "WHERE tenant = %s AND id = ANY(%s)", (self.tenant, list(ids)))
+
+    def access_counts(self, ids: Sequence[str]) -> dict[str, int]:
+        """How often each chunk was returned."""
+        rows = self._db.query("SELECT id, access_count FROM md_memory_chunks WHERE tenant = %s "
+                              "AND id = ANY(%s)", (self.tenant, list(ids)))
+        return {str(i): int(n) for i, n in rows}
+
+    def _records(self, conn: Conn, rowids: Sequence[int]) -> dict[int, ChunkRecord]:
+        rows = _rows(conn, f"SELECT {_RECORD} FROM md_memory_chunks WHERE tenant = %s AND rowid = ANY(%s)",
+                     (self.tenant, list(rowids)))
+        return {int(r[0]): chunk_record(r) for r in rows}
+
+    # -- health (for verify) -------------------------------------------------------------
+
+    def integrity_problems(self) -> list[str]:
+        """Structural problems: none to find here (PostgreSQL checks its own pages)."""
+        return []
+
+    def chunk_spans(self) -> dict[str, list[tuple[int, int, str]]]:
+        """``(start_line, end_line, hash)`` of every stored chunk, by file."""
+        out: dict[str, list[tuple[int, int, str]]] = {}
+        rows = self._db.query("SELECT path, start_line, end_line, hash FROM md_memory_chunks "
+                              "WHERE tenant = %s", (self.tenant,))
+        for path, start, end, digest in rows:
+            out.setdefault(str(path), []).append((int(start), int(end), str(digest)))
+        return out
+
+    def paths_without_keywords(self) -> list[str]:
+        """Files with a chunk whose keyword terms are missing from its tsvector."""
+        rows = self._db.query("SELECT DISTINCT path FROM md_memory_chunks WHERE tenant = %s "
+                              "AND terms <> '' AND length(tsv) = 0", (self.tenant,))
+        return sorted(str(r[0]) for r in rows)
+
+    def keyword_orphans(self) -> int:
+        """Keyword entries whose chunk is gone: none (the terms live in the chunk's own row)."""
+        return 0
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Conn]:
+        """One transaction holding the tenant's index lock; writes inside join it."""
+        with self._db.transaction() as conn:
+            _rows(conn, "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_INDEX, self.tenant))
+            yield conn
+
+    def close(self) -> None:
+        """Nothing to release: the connections belong to the database object."""

@@ -1,0 +1,159 @@
+"""The two candidate pools from PostgreSQL: BM25 over the GIN-matched chunks, cosine over pgvector.
+
+Keyword recall asks the GIN index which of a tenant's chunks hold any query
+term, with every term's document frequency in the same statement, and scores
+the matches with the package's own BM25 (:func:`~langchain_md_memory.index.keyword.bm25_score`,
+Lucene idf) from their stored terms: the same scores the SQLite index gives.
+Only when more than :data:`KEYWORD_POOL` chunks match does PostgreSQL's
+``ts_rank`` choose which of them are scored.
+
+Vector recall measures the query's background per script group (as
+:class:`~langchain_md_memory.index.scripts.ScriptVectors` does) and takes each
+group's nearest chunks, exactly or through the HNSW index.
+
+Example:
+    .. code-block:: python
+
+        top = keyword_top_k(conn, "alice", ["bond", "ladder"], 24)   # [(bm25, rowid)], best first
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..index.keyword import bm25_score, lucene_idf
+from ..index.scripts import combine_backgrounds
+from ..index.vectors import BACKGROUND_SAMPLE, MIN_BACKGROUND
+from .connection import Conn, PostgresDatabase
+
+__all__ = [
+    "KEYWORD_POOL",
+    "MAX_LEXEME_BYTES",
+    "calibrate",
+    "keyword_top_k",
+    "lexemes",
+    "parse_vector",
+    "tsquery",
+    "vector_literal",
+    "vector_top_k",
+]
+
+KEYWORD_POOL = 5_000
+"""Matching chunks scored exactly per query; beyond it ``ts_rank`` picks which."""
+
+MAX_LEXEME_BYTES = 2_000
+"""PostgreSQL refuses longer lexemes (2046 bytes); a term that long is never worth matching anyway."""
+
+_rows = PostgresDatabase.rows
+
+
+def lexemes(terms: Sequence[str]) -> list[str]:
+    """``terms`` PostgreSQL can hold as lexemes (non-empty, short enough)."""
+    return [t for t in terms if t and len(t.encode("utf-8")) <= MAX_LEXEME_BYTES]
+
+
+def tsquery(terms: Sequence[str]) -> str:
+    """An OR of the quoted terms, as tsquery text (the terms are lexemes as stored, not parsed)."""
+    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
+
+
+def keyword_top_k(conn: Conn, tenant: str, terms: Sequence[str], limit: int) -> list[tuple[float, int]]:
+    """The ``limit`` best ``(bm25, rowid)`` of the tenant's chunks holding any of ``terms``, best first."""
+    terms = lexemes(terms)
+    if not terms or limit <= 0:
+        return []
+    query = tsquery(terms)
+    counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in terms)
+    df_row = _rows(conn, f"SELECT count(*), {counts} FROM md_memory_chunks WHERE tenant = %s "
+                   "AND tsv @@ %s::tsquery", [*(tsquery([t]) for t in terms), tenant, query])[0]
+    matched = int(df_row[0])
+    if matched == 0:
+        return []
+    df = {t: int(n) for t, n in zip(terms, df_row[1:], strict=True)}
+    n_docs, avg_len = _rows(conn, "SELECT count(*), avg(n_terms) FROM md_memory_chunks WHERE tenant = %s",
+                            (tenant,))[0]
+    avg = float(avg_len or 1.0) or 1.0
+    idf = {t: lucene_idf(int(n_docs), df[t]) for t in terms}
+    order = "ORDER BY ts_rank(tsv, %s::tsquery) DESC, rowid " if matched > KEYWORD_POOL else ""
+    params: list[Any] = [tenant, query] + ([query] if order else []) + [KEYWORD_POOL]
+    rows = _rows(conn, "SELECT rowid, terms FROM md_memory_chunks WHERE tenant = %s AND tsv @@ %s::tsquery "
+                 f"{order}LIMIT %s", params)
+    scored = [(bm25_score(terms, str(indexed).split(), idf, avg), int(rowid)) for rowid, indexed in rows]
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return scored[:limit]
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    """A vector as pgvector text; float32 values round-trip exactly."""
+    return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).ravel().tolist())) + "]"
+
+
+def parse_vector(text: str) -> np.ndarray:
+    """pgvector text as a float32 numpy vector."""
+    inner = text.strip()[1:-1]
+    return np.array(inner.split(",") if inner else [], dtype=np.float32)
+
+
+def calibrate(conn: Conn, tenant: str, query: np.ndarray
+              ) -> tuple[dict[int, float], tuple[float, float] | None, dict[int, int]]:
+    """Each script group's offset, the memory-wide background, and each group's vector count.
+
+    The background reads up to ``BACKGROUND_SAMPLE`` vectors per group (lowest row ids first), as
+    the in-memory matrix reads its first rows; a group with fewer than ``MIN_BACKGROUND`` is left out.
+    """
+    q = np.asarray(query, dtype=np.float32).ravel()
+    norm = float(np.linalg.norm(q))
+    if norm == 0.0 or not math.isfinite(norm):
+        return {}, None, {}
+    rows = _rows(
+        conn,
+        "WITH s AS (SELECT script, embedding, row_number() OVER (PARTITION BY script ORDER BY rowid) AS rn "
+        "FROM md_memory_chunks WHERE tenant = %s AND dim = %s AND embedding IS NOT NULL) "
+        "SELECT script, count(*), avg(1 - (embedding <=> %s::vector)) FILTER (WHERE rn <= %s), "
+        "stddev_pop(1 - (embedding <=> %s::vector)) FILTER (WHERE rn <= %s) FROM s GROUP BY script",
+        (tenant, q.shape[0], vector_literal(q), BACKGROUND_SAMPLE, vector_literal(q), BACKGROUND_SAMPLE),
+    )
+    sizes = {int(g): int(n) for g, n, _, _ in rows}
+    measured = [(int(g), int(n), (float(mean), float(std or 0.0))) for g, n, mean, std in rows
+                if mean is not None and min(int(n), BACKGROUND_SAMPLE) >= MIN_BACKGROUND]
+    offsets, background = combine_backgrounds(measured)
+    return offsets, background, sizes
+
+
+def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *,
+                 use_hnsw: bool) -> list[tuple[int, float]]:
+    """The ``limit`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``.
+
+    ``use_hnsw`` asks each group through its HNSW index (pgvector ≥ 0.8 iterates the scan until the
+    tenant filter is met); a group whose HNSW answer comes up short is searched exactly.
+    """
+    q = np.asarray(query, dtype=np.float32).ravel()
+    offsets, _, sizes = calibrate(conn, tenant, q)
+    if not sizes or limit <= 0:
+        return []
+    shifts = offsets if len(sizes) > 1 else {}
+    literal, dim = vector_literal(q), q.shape[0]
+    found: list[tuple[int, float]] = []
+    for group, size in sizes.items():
+        want = min(limit, size)
+        top: list[Any] = []
+        if use_hnsw:
+            _rows(conn, f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * limit))}")
+            top = _rows(conn, f"SELECT rowid, 1 - (embedding <=> %s::vector) FROM md_memory_chunks "
+                        f"WHERE tenant = %s AND script = %s AND dim = {dim} AND embedding IS NOT NULL "
+                        f"ORDER BY embedding::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
+                        (literal, tenant, group, literal, limit))
+        if len(top) < want:
+            # Ordered by the column, not the indexed expression: an exact scan of the tenant's rows.
+            top = _rows(conn, "SELECT rowid, 1 - (embedding <=> %s::vector) AS cos FROM md_memory_chunks "
+                        "WHERE tenant = %s AND script = %s AND dim = %s AND embedding IS NOT NULL "
+                        "ORDER BY embedding <=> %s::vector, rowid LIMIT %s",
+                        (literal, tenant, group, dim, literal, limit))
+        shift = shifts.get(group, 0.0)
+        found += [(int(r), min(1.0, max(0.0, min(1.0, max(0.0, float(c))) - shift))) for r, c in top]
+    found.sort(key=lambda item: (-item[1], item[0]))
+    return found[:limit]

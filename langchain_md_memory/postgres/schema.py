@@ -1,0 +1,164 @@
+"""The PostgreSQL schema: an ordered list of migrations, applied once each, under a lock.
+
+Every table a tenant's data lives in has a primary key (and every unique key)
+starting with ``tenant``, so the schema can be distributed by tenant (Citus
+requires it). Two tables are shared by all tenants: ``md_memory_schema`` (the
+migrations applied) and ``md_memory_embedding_cache`` (vectors by model identity
+and content hash: hashes only, never text).
+
+Documents hold each file's exact Markdown and a revision (the last write's
+time in nanoseconds, strictly above the one before). Chunks mirror the SQLite
+index's columns; ``tsv`` holds the package's own CJK-aware terms
+(:func:`~langchain_md_memory.text.index_terms`) as lexemes, unparsed, with a
+GIN index; ``embedding`` is a pgvector column of any dimension (``dim`` says
+which), with one partial HNSW index per dimension in use.
+
+Example:
+    .. code-block:: python
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            ensure_schema(conn)   # creates or migrates; raises BackendSchemaError when it cannot
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import psycopg
+from psycopg.rows import tuple_row
+
+from ..errors import BackendSchemaError
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "hnsw_index_sql"]
+
+logger = logging.getLogger(__name__)
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: documents, the derived index, the shared embedding cache, durable state.
+    """
+    CREATE SEQUENCE IF NOT EXISTS md_memory_chunk_ids;
+    CREATE TABLE IF NOT EXISTS md_memory_documents (
+        tenant text NOT NULL,
+        path text NOT NULL,
+        content text NOT NULL,
+        revision bigint NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (tenant, path)
+    );
+    CREATE TABLE IF NOT EXISTS md_memory_files (
+        tenant text NOT NULL,
+        path text NOT NULL,
+        revision bigint NOT NULL,
+        size bigint NOT NULL,
+        hash text NOT NULL,
+        kind text NOT NULL,
+        indexed_at double precision NOT NULL,
+        PRIMARY KEY (tenant, path)
+    );
+    CREATE TABLE IF NOT EXISTS md_memory_chunks (
+        tenant text NOT NULL,
+        rowid bigint NOT NULL DEFAULT nextval('md_memory_chunk_ids'),
+        id text NOT NULL,
+        path text NOT NULL,
+        start_line integer NOT NULL,
+        end_line integer NOT NULL,
+        heading text NOT NULL,
+        text text NOT NULL,
+        hash text NOT NULL,
+        embed_hash text NOT NULL,
+        context text NOT NULL DEFAULT '',
+        script smallint NOT NULL DEFAULT 0,
+        file_kind text NOT NULL,
+        updated_at double precision NOT NULL,
+        n_terms integer NOT NULL,
+        terms text NOT NULL,
+        tsv tsvector NOT NULL,
+        dim integer,
+        embedding vector,
+        access_count bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant, rowid),
+        UNIQUE (tenant, id)
+    );
+    CREATE INDEX IF NOT EXISTS md_memory_chunks_path ON md_memory_chunks (tenant, path);
+    CREATE INDEX IF NOT EXISTS md_memory_chunks_tsv ON md_memory_chunks USING gin (tsv);
+    CREATE TABLE IF NOT EXISTS md_memory_index_meta (
+        tenant text NOT NULL,
+        key text NOT NULL,
+        value text NOT NULL,
+        PRIMARY KEY (tenant, key)
+    );
+    CREATE TABLE IF NOT EXISTS md_memory_embedding_cache (
+        fingerprint text NOT NULL,
+        hash text NOT NULL,
+        dim integer NOT NULL,
+        vector bytea NOT NULL,
+        PRIMARY KEY (fingerprint, hash)
+    );
+    CREATE TABLE IF NOT EXISTS md_memory_state (
+        tenant text NOT NULL,
+        key text NOT NULL,
+        value jsonb NOT NULL,
+        PRIMARY KEY (tenant, key)
+    )
+    """,
+)
+"""Schema changes in order: ``MIGRATIONS[i]`` takes version ``i`` to ``i + 1``. Append only, never edit."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# Serialises schema changes of every process (the key is this package's, not a tenant's).
+_SCHEMA_LOCK = 0x6D64_0000
+# pgvector's HNSW indexes vectors of at most this many dimensions.
+HNSW_MAX_DIM = 2000
+
+
+def hnsw_index_sql(dim: int) -> str:
+    """The partial HNSW index (cosine) over the chunks embedded with ``dim`` dimensions."""
+    return (f"CREATE INDEX IF NOT EXISTS md_memory_chunks_hnsw_{int(dim)} ON md_memory_chunks "
+            f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}")
+
+
+def ensure_schema(conn: psycopg.Connection[Any]) -> int:
+    """Create the schema or bring it up to :data:`SCHEMA_VERSION`; returns the version found before.
+
+    Raises:
+        BackendSchemaError: pgvector is not installed (and cannot be created here), or the schema
+            was written by a newer version of this package.
+    """
+    with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(%s, 0)", (_SCHEMA_LOCK,))
+        _ensure_vector(cur)
+        cur.execute("CREATE TABLE IF NOT EXISTS md_memory_schema ("
+                    "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        cur.execute("SELECT coalesce(max(version), 0) FROM md_memory_schema")
+        row = cur.fetchone()
+        found = int(row[0]) if row is not None else 0
+        if found > SCHEMA_VERSION:
+            raise BackendSchemaError(
+                f"The md_memory tables in this database are at schema version {found}, newer than this "
+                f"package's {SCHEMA_VERSION}: upgrade langchain-md-memory (pip install -U "
+                "'langchain-md-memory[postgres]') on every host using this database"
+            )
+        for version in range(found, SCHEMA_VERSION):
+            logger.info("PostgreSQL memory schema: migrating to version %d", version + 1)
+            cur.execute(MIGRATIONS[version])
+            cur.execute("INSERT INTO md_memory_schema(version) VALUES (%s)", (version + 1,))
+    return found
+
+
+def _ensure_vector(cur: psycopg.Cursor[Any]) -> None:
+    cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+    if cur.fetchone() is not None:
+        return
+    try:
+        with cur.connection.transaction():  # a savepoint: a refusal must not end the outer transaction
+            cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as exc:
+        raise BackendSchemaError(
+            "This PostgreSQL database has no pgvector extension and this user cannot create it "
+            f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}). "
+            "Install pgvector on the server, then run CREATE EXTENSION vector; in this database as "
+            "its owner or a superuser"
+        ) from exc

@@ -1,0 +1,93 @@
+"""``md-memory --postgres URL --tenant T``: the CLI on a PostgreSQL memory, tenants kept apart."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from langchain_md_memory.cli import main
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_add_search_get_and_status_on_a_tenant(pg_url: str, tenant: str):
+    opts = ["--postgres", pg_url, "--tenant", tenant, "--embeddings", "none"]
+    assert run(*opts, "add", "- 单只个股不超过总仓位 5%")[0] == 0
+    code, out, _ = run(*opts, "search", "仓位", "--json")
+    assert code == 0 and json.loads(out)["results"][0]["path"] == "MEMORY.md"
+    assert run(*opts, "get", "MEMORY.md")[1] == "- 单只个股不超过总仓位 5%\n"
+    code, out, _ = run(*opts, "status", "--json")
+    assert code == 0 and json.loads(out)["files"] == 1 and tenant in json.loads(out)["memory_dir"]
+
+
+def test_the_environment_names_the_server_and_tenant(pg_url: str, tenant: str,
+                                                    monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MD_MEMORY_POSTGRES", pg_url)
+    monkeypatch.setenv("MD_MEMORY_TENANT", tenant)
+    assert run("--embeddings", "none", "add", "- Prefers oolong")[0] == 0
+    code, out, _ = run("--embeddings", "none", "--tenant", f"{tenant}-other", "search", "oolong", "--json")
+    assert code == 0 and json.loads(out)["results"] == []  # another tenant sees nothing
+    code, out, _ = run("--embeddings", "none", "search", "oolong", "--json")
+    assert code == 0 and "oolong" in json.loads(out)["results"][0]["text"]
+
+
+def test_missing_tenant_and_folder_commands_are_one_line_errors(pg_url: str, tenant: str):
+    code, _, err = run("--postgres", pg_url, "search", "x")
+    assert code == 2 and "--tenant" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run("--postgres", pg_url, "--tenant", tenant, "watch")
+    assert code == 2 and "needs a folder memory" in err
+
+
+def test_an_unreachable_server_is_one_line(tmp_path):
+    code, _, err = run("--postgres", f"postgresql://postgres@/postgres?host={tmp_path}", "--tenant", "a",
+                       "--embeddings", "none", "status")
+    assert code == 2 and err.startswith("md-memory: error: Cannot reach PostgreSQL")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_migrate_into_postgres_and_back_is_byte_identical(pg_url: str, tenant: str, tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    files = {"MEMORY.md": "# M\r\n\r\n- crlf kept\r\n", "topics/中文.md": "- 仓位上限 5%\n",
+             "sessions/2026-01-02-a.md": "## user\nhi\n"}
+    for rel, text in files.items():
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_bytes(text.encode())
+    opts = ["--postgres", pg_url, "--tenant", tenant, "--embeddings", "none"]
+    assert run(*opts, "migrate", "--from", str(source))[0] == 0
+    assert "仓位" in run(*opts, "search", "仓位")[1]
+    assert run(*opts, "migrate", "--to", str(tmp_path / "back"))[0] == 0
+    for rel, text in files.items():
+        assert (tmp_path / "back" / rel).read_bytes() == text.encode()
+
+
+def test_a_push_after_a_server_edit_is_refused_and_changes_nothing(pg_url: str, tenant: str, tmp_path):
+    opts = ["--postgres", pg_url, "--tenant", tenant, "--embeddings", "none"]
+    assert run(*opts, "add", "- first")[0] == 0
+    copy = tmp_path / "copy"
+    assert run(*opts, "pull", str(copy))[0] == 0
+    (copy / "MEMORY.md").write_text("- first, edited by a person\n", encoding="utf-8")
+    assert run(*opts, "add", "- written by an agent meanwhile")[0] == 0  # the server moves on
+    code, _, err = run(*opts, "push", str(copy))
+    assert code == 2 and "MEMORY.md" in err
+    assert run(*opts, "get", "MEMORY.md")[1] == "- first\n- written by an agent meanwhile\n"
+
+
+def test_the_example_memory_goes_into_postgres_and_back_byte_for_byte(pg_url: str, tenant: str, tmp_path):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "memory"
+    originals = {p.relative_to(example).as_posix(): p.read_bytes() for p in example.rglob("*.md")}
+    opts = ["--postgres", pg_url, "--tenant", tenant, "--embeddings", "none"]
+    assert run(*opts, "migrate", "--from", str(example))[0] == 0
+    code, out, _ = run(*opts, "search", "单只个股 仓位上限", "--json")
+    assert code == 0 and json.loads(out)["results"][0]["path"] == "MEMORY.md"
+    assert run(*opts, "migrate", "--to", str(tmp_path / "back"))[0] == 0
+    back = tmp_path / "back"
+    assert {p.relative_to(back).as_posix(): p.read_bytes() for p in back.rglob("*.md")} == originals
