@@ -91,3 +91,48 @@ def test_the_example_memory_goes_into_postgres_and_back_byte_for_byte(pg_url: st
     assert run(*opts, "migrate", "--to", str(tmp_path / "back"))[0] == 0
     back = tmp_path / "back"
     assert {p.relative_to(back).as_posix(): p.read_bytes() for p in back.rglob("*.md")} == originals
+
+
+@pytest.mark.slow
+def test_a_3000_file_memory_migrates_into_postgres_and_back_byte_for_byte(pg_url: str, tenant: str, tmp_path):
+    source = tmp_path / "source"
+    originals: dict[str, bytes] = {}
+    for i in range(3000):
+        rel = f"memory/2026-{1 + i % 12:02d}-{1 + i % 28:02d}-{i:04d}.md" if i % 3 else f"topics/t{i:04d}.md"
+        data = f"# Note {i}\r\n\r\n- fact {i}: walnut{i} 仓位 {i % 7}\n".encode() if i % 2 else \
+            f"## {i}\n- plain LF note {i}, kiwi{i}".encode()
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_bytes(data)
+        originals[rel] = data
+    opts = ["--postgres", pg_url, "--tenant", tenant, "--embeddings", "none", "--json"]
+    code, out, err = run(*opts, "migrate", "--from", str(source))
+    assert code == 0, err
+    assert len(json.loads(out)["copied"]) == 3000
+    code, out, _ = run(*opts, "search", "walnut2999")
+    assert [h["path"] for h in json.loads(out)["results"]] == ["memory/2026-12-04-2999.md"]
+    back = tmp_path / "back"
+    assert run(*opts, "migrate", "--to", str(back))[0] == 0
+    assert {p.relative_to(back).as_posix(): p.read_bytes() for p in back.rglob("*.md")} == originals
+
+
+def test_no_cli_command_reaches_another_tenants_text(pg_url: str, tenant: str, tmp_path):
+    alice = ["--postgres", pg_url, "--tenant", f"{tenant}-alice", "--embeddings", "none"]
+    bob = ["--postgres", pg_url, "--tenant", f"{tenant}-bob", "--embeddings", "none"]
+    assert run(*alice, "add", "- alice's secret plan: buy the blue house", "--file", "plans.md")[0] == 0
+    assert run(*bob, "add", "- bob's own note")[0] == 0
+
+    code, out, _ = run(*bob, "--json", "search", "blue house plan")
+    assert code == 0 and all("alice" not in h["text"] for h in json.loads(out)["results"])
+    code, _, err = run(*bob, "get", "plans.md")
+    assert code == 2 and "plans.md" in err
+    assert run(*bob, "pull", str(tmp_path / "bob"))[0] == 0
+    assert sorted(p.name for p in (tmp_path / "bob").rglob("*.md")) == ["MEMORY.md"]
+    code, out, _ = run(*bob, "--json", "status")
+    assert json.loads(out)["files"] == 1
+    # A folder pulled from alice cannot be pushed into bob's tenant.
+    assert run(*alice, "pull", str(tmp_path / "alice"))[0] == 0
+    (tmp_path / "alice" / "plans.md").write_text("- overwritten\n", encoding="utf-8")
+    code, _, err = run(*bob, "push", str(tmp_path / "alice"))
+    assert code == 2 and "pulled from" in err
+    code, out, _ = run(*alice, "get", "plans.md")
+    assert out == "- alice's secret plan: buy the blue house\n"
