@@ -86,14 +86,14 @@ def ingest(url: str, layouts: Sequence[Layout], emb: HashingEmbeddings) -> dict[
         per_tenant.append({"chunks": chunks, "embedded": embedded, "documents_s": moved, "total_s": total})
         if i % 10 == 0 or i == len(layouts) - 1:
             _log(f"  tenant {i + 1}/{len(layouts)}: {chunks} chunks in {total:.1f} s")
-    chunks = sum(t["chunks"] for t in per_tenant)
+    total_chunks = int(sum(t["chunks"] for t in per_tenant))
     seconds = sum(t["total_s"] for t in per_tenant)
     tail = per_tenant[-max(1, len(per_tenant) // 10):]
     return {
         "tenants": len(per_tenant),
-        "chunks": int(chunks),
+        "chunks": total_chunks,
         "seconds": round(seconds, 1),
-        "chunks_per_s": round(chunks / seconds),
+        "chunks_per_s": round(total_chunks / seconds),
         "first_tenant_chunks_per_s": round(per_tenant[0]["chunks"] / per_tenant[0]["total_s"]),
         "last_tenths_chunks_per_s": round(sum(t["chunks"] for t in tail) / sum(t["total_s"] for t in tail)),
         "documents_share": round(sum(t["documents_s"] for t in per_tenant) / seconds, 3),
@@ -106,28 +106,65 @@ def _overlap(a: Sequence[Any], b: Sequence[Any]) -> float:
 
 
 def compare(url: str, layout: Layout, emb: HashingEmbeddings, queries: int) -> dict[str, Any]:
-    """Tenant 0 against SQLite on the same Markdown; the HNSW pool against an exact scan."""
+    """Tenant 0 against SQLite on the same Markdown (default config: ``vector_search="auto"``)."""
     qs = make_queries(layout, queries)
-    qvecs = [np.asarray(emb.embed_query(q), dtype=np.float32) for q in qs]
     times: dict[str, list[float]] = {"sqlite": [], "postgres": []}
-    agreement: list[float] = []
     with MarkdownMemory(layout.root, embeddings=emb, config=MemoryConfig()) as lite, \
-            _open(url, tenant_name(0), emb) as pg, \
-            _open(url, tenant_name(0), emb, vector_search="hnsw") as hnsw, \
-            _open(url, tenant_name(0), emb, vector_search="exact") as exact:
+            _open(url, tenant_name(0), emb) as pg:
         lite.sync()
         for q in qs[:3]:  # warm caches and pools, as a long-running agent has them
             lite.search(q)
             pg.search(q)
-        for i, (q, v) in enumerate(zip(qs, qvecs, strict=True)):
+        for i, q in enumerate(qs):
             order = (("sqlite", lite), ("postgres", pg))[:: 1 if i % 2 else -1]
             for name, mem in order:
                 times[name].append(_timed(mem.search, q))
-            agreement.append(_overlap(hnsw.index.vector_search(v, POOL), exact.index.vector_search(v, POOL)))
-    out: dict[str, Any] = {name: _stats(ms) for name, ms in times.items()}
+        out: dict[str, Any] = {name: _stats(ms) for name, ms in times.items()}
+        out["postgres_vector_search"] = "hnsw" if pg.index.use_hnsw else "exact"  # type: ignore[attr-defined]
+        out["pgvector"] = pg.index.pgvector_version  # type: ignore[attr-defined]
     out["p50_ratio_postgres_over_sqlite"] = round(out["postgres"]["p50_ms"] / out["sqlite"]["p50_ms"], 2)
-    out["hnsw_top24_agreement"] = round(float(np.mean(agreement)), 3)
     return out
+
+
+def filtered_hnsw_rows(url: str, emb: HashingEmbeddings, queries: list[str]) -> float:
+    """Mean rows of tenant 0 an HNSW scan filtered by tenant returns for ``LIMIT 24`` (before fallback)."""
+    import psycopg
+
+    found = []
+    with psycopg.connect(url, autocommit=True) as conn:
+        for q in queries:
+            literal = "[" + ",".join(map(repr, emb.embed_query(q))) + "]"
+            with conn.transaction():
+                conn.execute(f"SET LOCAL hnsw.ef_search = {2 * POOL}")
+                rows = conn.execute(
+                    f"SELECT rowid FROM md_memory_chunks WHERE tenant = %s AND dim = {emb.dim} "
+                    f"ORDER BY embedding::vector({emb.dim}) <=> %s::vector({emb.dim}) LIMIT %s",
+                    (tenant_name(0), literal, POOL)).fetchall()
+            found.append(len(rows))
+    return round(float(np.mean(found)), 1)
+
+
+def solo_agreement(url: str, layout: Layout, emb: HashingEmbeddings, queries: list[str]) -> dict[str, Any]:
+    """HNSW top-24 against exact in a database holding one tenant (no filter for HNSW to lose rows to)."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS md_memory_bench_solo")
+        conn.execute("CREATE DATABASE md_memory_bench_solo")
+    solo = make_conninfo(url, dbname="md_memory_bench_solo")
+    agreement, short = [], 0
+    with _open(solo, "solo", emb, vector_search="hnsw") as hnsw, \
+            _open(solo, "solo", emb, vector_search="exact") as exact:
+        migrate(MarkdownStore(layout.root), hnsw.store, overwrite=True)
+        hnsw.sync()
+        for q in queries:
+            v = np.asarray(emb.embed_query(q), dtype=np.float32)
+            got = hnsw.index.vector_search(v, POOL)
+            short += len(got) < POOL
+            agreement.append(_overlap(got, exact.index.vector_search(v, POOL)))
+    return {"hnsw_top24_agreement": round(float(np.mean(agreement)), 3), "queries": len(queries),
+            "short_answers": short}
 
 
 def _searcher(url: str, tenants: int, seconds: float, seed: int, queries: list[str],
@@ -174,7 +211,7 @@ def throughput(url: str, tenants: int, processes: int, seconds: float, queries: 
 def _server(workdir: Path) -> tuple[str, Any]:
     import pgserver
 
-    server = pgserver.get_server(str(workdir / "pgdata"), cleanup_mode="stop")
+    server = pgserver.get_server(str(workdir / "pgdata"), cleanup_mode="stop")  # type: ignore[attr-defined]
     return server.get_uri(), server
 
 
@@ -203,6 +240,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["ingest"] = ingest(url, layouts, emb)
             _log("searching tenant 0 against SQLite ...")
             result["search"] = compare(url, layouts[0], emb, args.queries)
+            qs = make_queries(layouts[0], args.queries, seed=23)
+            result["search"]["filtered_hnsw_rows_of_24"] = filtered_hnsw_rows(url, emb, qs)
+            _log("HNSW against exact, one tenant alone ...")
+            result["hnsw_one_tenant"] = solo_agreement(url, layouts[0], emb, qs)
             _log(f"{args.processes} processes searching ...")
             result["concurrent"] = throughput(url, args.tenants, args.processes, args.seconds,
                                               make_queries(layouts[0], 50))
