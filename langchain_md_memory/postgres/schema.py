@@ -130,8 +130,13 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> int:
     with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
         cur.execute("SELECT pg_advisory_xact_lock(%s, 0)", (_SCHEMA_LOCK,))
         _ensure_vector(cur)
-        cur.execute("CREATE TABLE IF NOT EXISTS md_memory_schema ("
-                    "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        # Checked before creating: a role without CREATE on the schema (one role per tenant under
+        # row-level security) can still open a memory whose tables the owner made.
+        cur.execute("SELECT to_regclass('md_memory_schema') IS NULL")
+        missing = cur.fetchone()
+        if missing is not None and missing[0]:
+            cur.execute("CREATE TABLE md_memory_schema ("
+                        "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
         cur.execute("SELECT coalesce(max(version), 0) FROM md_memory_schema")
         row = cur.fetchone()
         found = int(row[0]) if row is not None else 0
