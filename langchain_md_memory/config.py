@@ -142,9 +142,9 @@ class MemoryConfig(_Frozen):
     Up to this many files, every search walks the folder first (one ``os.scandir`` pass, about
     3 µs a file, so under a millisecond at 300). Above it, a search stats only the folders (one
     ``stat`` each: any file created, removed or renamed, every write of this package in any
-    process, moves one) and walks when one moved, or when ten times the last walk's duration has
-    passed (edits made in place), so the walk costs at most a tenth of the searching time. A
-    running, healthy watcher replaces both."""
+    process, moves one) and walks when one moved, or a second after the last walk (ten times its
+    duration if longer) for edits made in place, so the walk costs at most a tenth of the
+    searching time. A running, healthy watcher replaces both."""
     # Limits on what a write may bring in and what the index reads (a search never stalls on a
     # huge file): each error names the limit it hit.
     max_write_bytes: int = Field(1_000_000, ge=1)

@@ -10,9 +10,10 @@ reports everything else. Without a watcher:
   of this package, in any process (a temp file renamed into place), and every
   file a person adds, deletes or saves by renaming (as many editors do). Then it
   walks at once. An edit made in place (``>>``, an editor writing over the same
-  file) moves no folder; a periodic walk finds it, due once ten times the last
-  walk's duration has passed, so walking takes at most a tenth of the time spent
-  searching (20,000 files: a walk of about 60 ms, at most every 0.6 s).
+  file) moves no folder; a periodic walk finds it, due a second after the last
+  walk, or ten times the last walk's duration if that is longer, so walking
+  takes at most a tenth of the time spent searching (20,000 files: a walk of
+  60-100 ms, at most once a second).
 - A folder changed within two seconds before a walk is not trusted (filesystem
   clocks tick coarsely, so a later change could carry the same mtime): searches
   keep walking until the folders are older than that.
@@ -40,7 +41,10 @@ RACY_NS = 2_000_000_000
 """A folder changed this recently before a walk (ns) is not trusted to show the next change."""
 
 WALK_SHARE = 10.0
-"""Above the cap, a periodic walk is due once this many times the last walk's duration has passed."""
+"""Above the cap, a periodic walk is due once this many times the last walk's duration has passed..."""
+
+WALK_EVERY_S = 1.0
+"""... and at least this long after the last walk (an edit made in place is found within about it)."""
 
 
 @runtime_checkable
@@ -74,7 +78,7 @@ class FolderCheck:
         now = time.monotonic()
         trusted = all(wall - stamp > RACY_NS for stamp in folders.values())
         self._folders = folders if trusted else None
-        self._next_walk = now + WALK_SHARE * (now - started)
+        self._next_walk = now + max(WALK_EVERY_S, WALK_SHARE * (now - started))
         return found
 
     def unchanged(self) -> bool:
