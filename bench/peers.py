@@ -47,6 +47,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_md_memory import MarkdownMemory, MemoryConfig
 
 from .synthetic import HashingEmbeddings, make_queries, write_memory
+from .timing import summarize
 
 __all__ = [
     "INSTALL_HINT",
@@ -151,15 +152,6 @@ class MemsearchProvider:
         return self.shared.embed_documents(texts)
 
 
-def summarize(ms: Sequence[float]) -> dict[str, float]:
-    """p50, p95 and mean of timings in ms (linear interpolation), and how many."""
-    arr = np.asarray(ms, dtype=np.float64)
-    return {
-        "p50_ms": round(float(np.percentile(arr, 50)), 2),
-        "p95_ms": round(float(np.percentile(arr, 95)), 2),
-        "mean_ms": round(float(arr.mean()), 2),
-        "n": len(ms),
-    }
 
 
 def ratio(theirs: float, ours: float) -> str:

@@ -38,6 +38,7 @@ from langchain_md_memory.files.store import MarkdownStore
 from langchain_md_memory.files.transfer import migrate
 
 from .synthetic import HashingEmbeddings, Layout, make_queries, write_memory
+from .timing import summarize
 
 __all__ = ["main"]
 
@@ -47,14 +48,6 @@ POOL = 24
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def _stats(ms: Sequence[float]) -> dict[str, float]:
-    if not ms:
-        return {}
-    a = np.asarray(ms)
-    return {"p50_ms": round(float(np.percentile(a, 50)), 2), "p95_ms": round(float(np.percentile(a, 95)), 2),
-            "mean_ms": round(float(a.mean()), 2), "n": len(ms)}
 
 
 def _timed(fn: Callable[[str], object], arg: str) -> float:
@@ -119,7 +112,7 @@ def compare(url: str, layout: Layout, emb: HashingEmbeddings, queries: int) -> d
             order = (("sqlite", lite), ("postgres", pg))[:: 1 if i % 2 else -1]
             for name, mem in order:
                 times[name].append(_timed(mem.search, q))
-        out: dict[str, Any] = {name: _stats(ms) for name, ms in times.items()}
+        out: dict[str, Any] = {name: summarize(ms) for name, ms in times.items()}
         out["postgres_vector_search"] = "hnsw" if pg.index.use_hnsw else "exact"  # type: ignore[attr-defined]
         out["pgvector"] = pg.index.pgvector_version  # type: ignore[attr-defined]
     out["p50_ratio_postgres_over_sqlite"] = round(out["postgres"]["p50_ms"] / out["sqlite"]["p50_ms"], 2)

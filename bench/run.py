@@ -44,6 +44,7 @@ from .baselines import (
 )
 from .keyword_baselines import bounded_keyword_before, exhaustive_keyword, top_rowids
 from .synthetic import DIM, HashingEmbeddings, edit_one_paragraph, make_queries, write_memory
+from .timing import summarize
 
 __all__ = ["bench_matrix", "bench_size", "main"]
 
@@ -79,13 +80,7 @@ def _timed(fn: Callable[..., object], *args: Any) -> float:
 
 
 def _stats(ms: Sequence[float]) -> dict[str, float]:
-    arr = np.asarray(ms, dtype=np.float64)
-    return {
-        "p50_ms": round(float(np.percentile(arr, 50)), 3),
-        "p95_ms": round(float(np.percentile(arr, 95)), 3),
-        "mean_ms": round(float(arr.mean()), 3),
-        "n": len(ms),
-    }
+    return summarize(ms, digits=3)
 
 
 def _ratio(a: float, b: float) -> float | None:
