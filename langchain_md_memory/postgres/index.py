@@ -30,7 +30,15 @@ from ..index.vectors import from_blob, to_blob
 from ..text import query_terms, script_group
 from ..types import ChunkRecord, FileKind
 from .connection import LOCK_INDEX, Conn, PostgresDatabase
-from .recall import calibrate, keyword_top_k, lexemes, parse_vector, vector_literal, vector_top_k
+from .recall import (
+    Calibration,
+    calibrate,
+    keyword_top_k,
+    lexemes,
+    parse_vector,
+    vector_literal,
+    vector_top_k,
+)
 from .schema import HNSW_MAX_DIM, hnsw_index_sql
 
 __all__ = ["PostgresEmbeddingCache", "PostgresIndex", "VectorSearch"]
@@ -96,6 +104,7 @@ class PostgresIndex:
         self.use_hnsw = vector_search == "hnsw" or (vector_search == "auto" and iterative)
         self._hnsw_dims: set[int] = set()
         self._ddl_lock = threading.Lock()
+        self._last = threading.local()  # this thread's last calibration, for vector_background
 
     # -- meta ------------------------------------------------------------------------
 
@@ -248,7 +257,11 @@ class PostgresIndex:
         with self._db.snapshot() as conn:
             if self.use_hnsw and self._iterative:
                 _rows(conn, "SET LOCAL hnsw.iterative_scan = strict_order")
-            top = vector_top_k(conn, self.tenant, query, limit, use_hnsw=self.use_hnsw)
+            calibration = calibrate(conn, self.tenant, query)
+            # A search asks for the background right after: the same snapshot's answer, once.
+            self._last.calibration = (np.asarray(query, dtype=np.float32).tobytes(), calibration)
+            top = vector_top_k(conn, self.tenant, query, limit, use_hnsw=self.use_hnsw,
+                               calibration=calibration)
             if not top:
                 return []
             records = self._records(conn, [rowid for rowid, _ in top])
@@ -256,6 +269,10 @@ class PostgresIndex:
 
     def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
         """Mean and spread of the query's cosine to this tenant's notes."""
+        last: tuple[bytes, Calibration] | None = getattr(self._last, "calibration", None)
+        self._last.calibration = None
+        if last is not None and last[0] == np.asarray(query, dtype=np.float32).tobytes():
+            return last[1][1]
         with self._db.snapshot() as conn:
             return calibrate(conn, self.tenant, query)[1]
 

@@ -124,19 +124,27 @@ def calibrate(conn: Conn, tenant: str, query: np.ndarray
     return offsets, background, sizes
 
 
+Calibration = tuple[dict[int, float], tuple[float, float] | None, dict[int, int]]
+"""What :func:`calibrate` returns: offsets by group, the memory-wide background, sizes by group."""
+
+
 def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *,
-                 use_hnsw: bool) -> list[tuple[int, float]]:
+                 use_hnsw: bool, calibration: Calibration | None = None) -> list[tuple[int, float]]:
     """The ``limit`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``.
 
     ``use_hnsw`` asks each group through its HNSW index (pgvector ≥ 0.8 iterates the scan until the
-    tenant filter is met); a group whose HNSW answer comes up short is searched exactly.
+    tenant filter is met); a group whose HNSW answer comes up short is searched exactly. Without
+    it, one scan of the tenant's vectors ranks every group at once. ``calibration``: the query's
+    :func:`calibrate`, when the caller already has it.
     """
     q = np.asarray(query, dtype=np.float32).ravel()
-    offsets, _, sizes = calibrate(conn, tenant, q)
+    offsets, _, sizes = calibration if calibration is not None else calibrate(conn, tenant, q)
     if not sizes or limit <= 0:
         return []
     shifts = offsets if len(sizes) > 1 else {}
     literal, dim = vector_literal(q), q.shape[0]
+    if not use_hnsw:
+        return _exact_by_group(conn, tenant, literal, dim, limit, shifts)
     found: list[tuple[int, float]] = []
     for group, size in sizes.items():
         want = min(limit, size)
@@ -155,5 +163,22 @@ def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *,
                         (literal, tenant, group, dim, literal, limit))
         shift = shifts.get(group, 0.0)
         found += [(int(r), min(1.0, max(0.0, min(1.0, max(0.0, float(c))) - shift))) for r, c in top]
+    found.sort(key=lambda item: (-item[1], item[0]))
+    return found[:limit]
+
+
+def _exact_by_group(conn: Conn, tenant: str, literal: str, dim: int, limit: int,
+                    shifts: dict[int, float]) -> list[tuple[int, float]]:
+    """Each script group's ``limit`` nearest rows from one scan (the distance computed once a row)."""
+    rows = _rows(
+        conn,
+        "SELECT rowid, script, 1 - d FROM (SELECT rowid, script, d, row_number() OVER "
+        "(PARTITION BY script ORDER BY d, rowid) AS rn FROM (SELECT rowid, script, embedding <=> %s::vector "
+        "AS d FROM md_memory_chunks WHERE tenant = %s AND dim = %s AND embedding IS NOT NULL) AS x) AS y "
+        "WHERE rn <= %s",
+        (literal, tenant, dim, limit),
+    )
+    found = [(int(r), min(1.0, max(0.0, min(1.0, max(0.0, float(c))) - shifts.get(int(g), 0.0))))
+             for r, g, c in rows]
     found.sort(key=lambda item: (-item[1], item[0]))
     return found[:limit]
