@@ -123,10 +123,12 @@ def filtered_hnsw_rows(url: str, emb: HashingEmbeddings, queries: list[str]) -> 
     """Mean rows of tenant 0 an HNSW scan filtered by tenant returns for ``LIMIT 24`` (before fallback)."""
     import psycopg
 
+    from langchain_md_memory.postgres.recall import vector_literal
+
     found = []
     with psycopg.connect(url, autocommit=True) as conn:
         for q in queries:
-            literal = "[" + ",".join(map(repr, emb.embed_query(q))) + "]"
+            literal = vector_literal(np.asarray(emb.embed_query(q), dtype=np.float32))
             with conn.transaction():
                 conn.execute(f"SET LOCAL hnsw.ef_search = {2 * POOL}")
                 rows = conn.execute(

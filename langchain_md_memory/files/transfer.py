@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MemoryStoreError
+from .atomic import atomic_output
 from .base import DocumentStore
 from .paths import STATE_DIR
 from .store import MarkdownStore
@@ -140,9 +141,8 @@ def _write_manifest(folder: Path, origin: str, documents: Mapping[str, str]) -> 
     path = folder / PULL_MANIFEST
     path.parent.mkdir(parents=True, exist_ok=True)
     body = {"version": _MANIFEST_VERSION, "origin": origin, "documents": dict(sorted(documents.items()))}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with atomic_output(path) as handle:
+        handle.write((json.dumps(body, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def _local_changes(folder: MarkdownStore, pulled: Mapping[str, str]) -> dict[str, bytes | None]:
@@ -207,8 +207,8 @@ def push(folder: str | os.PathLike[str], store: DocumentStore, *, origin: str = 
     """Apply the edits made in a pulled ``folder`` to ``store``; returns what changed.
 
     Only documents that differ from the pull are touched. Each of them must
-    still hold on the store what it held at the pull (checked again under the
-    store's write lock); otherwise nothing is written.
+    still hold on the store what it held at the pull (checked under the store's
+    write lock, which the writes then keep); otherwise nothing is written.
 
     Raises:
         TransferError: ``folder`` is not a pull of ``origin``.

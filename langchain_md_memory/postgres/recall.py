@@ -143,33 +143,38 @@ def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *,
         return []
     shifts = offsets if len(sizes) > 1 else {}
     literal, dim = vector_literal(q), q.shape[0]
-    if not use_hnsw:
-        return _exact_by_group(conn, tenant, literal, dim, limit, shifts)
-    found: list[tuple[int, float]] = []
+    rows = (_hnsw_by_group(conn, tenant, literal, dim, limit, sizes) if use_hnsw
+            else _exact_by_group(conn, tenant, literal, dim, limit))
+    # Cosines clamped to [0, 1], then each group's offset taken off, clamped again.
+    found = [(int(r), min(1.0, max(0.0, min(1.0, max(0.0, float(c))) - shifts.get(int(g), 0.0))))
+             for r, g, c in rows]
+    found.sort(key=lambda item: (-item[1], item[0]))
+    return found[:limit]
+
+
+def _hnsw_by_group(conn: Conn, tenant: str, literal: str, dim: int, limit: int,
+                   sizes: dict[int, int]) -> list[tuple[int, int, float]]:
+    """``(rowid, group, cosine)``: each group's nearest rows through HNSW, exactly when it comes up short."""
+    found: list[tuple[int, int, float]] = []
     for group, size in sizes.items():
-        want = min(limit, size)
-        top: list[Any] = []
-        if use_hnsw:
-            _rows(conn, f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * limit))}")
-            top = _rows(conn, f"SELECT rowid, 1 - (embedding <=> %s::vector) FROM md_memory_chunks "
-                        f"WHERE tenant = %s AND script = %s AND dim = {dim} AND embedding IS NOT NULL "
-                        f"ORDER BY embedding::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
-                        (literal, tenant, group, literal, limit))
-        if len(top) < want:
+        _rows(conn, f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * limit))}")
+        top = _rows(conn, f"SELECT rowid, 1 - (embedding <=> %s::vector) FROM md_memory_chunks "
+                    f"WHERE tenant = %s AND script = %s AND dim = {dim} AND embedding IS NOT NULL "
+                    f"ORDER BY embedding::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
+                    (literal, tenant, group, literal, limit))
+        if len(top) < min(limit, size):
             # Ordered by the column, not the indexed expression: an exact scan of the tenant's rows.
             top = _rows(conn, "SELECT rowid, 1 - (embedding <=> %s::vector) AS cos FROM md_memory_chunks "
                         "WHERE tenant = %s AND script = %s AND dim = %s AND embedding IS NOT NULL "
                         "ORDER BY embedding <=> %s::vector, rowid LIMIT %s",
                         (literal, tenant, group, dim, literal, limit))
-        shift = shifts.get(group, 0.0)
-        found += [(int(r), min(1.0, max(0.0, min(1.0, max(0.0, float(c))) - shift))) for r, c in top]
-    found.sort(key=lambda item: (-item[1], item[0]))
-    return found[:limit]
+        found += [(int(r), group, float(c)) for r, c in top]
+    return found
 
 
-def _exact_by_group(conn: Conn, tenant: str, literal: str, dim: int, limit: int,
-                    shifts: dict[int, float]) -> list[tuple[int, float]]:
-    """Each script group's ``limit`` nearest rows from one scan (the distance computed once a row)."""
+def _exact_by_group(conn: Conn, tenant: str, literal: str, dim: int,
+                    limit: int) -> list[tuple[int, int, float]]:
+    """``(rowid, group, cosine)``: each script group's ``limit`` nearest rows from one scan."""
     rows = _rows(
         conn,
         "SELECT rowid, script, 1 - d FROM (SELECT rowid, script, d, row_number() OVER "
@@ -178,7 +183,4 @@ def _exact_by_group(conn: Conn, tenant: str, literal: str, dim: int, limit: int,
         "WHERE rn <= %s",
         (literal, tenant, dim, limit),
     )
-    found = [(int(r), min(1.0, max(0.0, min(1.0, max(0.0, float(c))) - shifts.get(int(g), 0.0))))
-             for r, g, c in rows]
-    found.sort(key=lambda item: (-item[1], item[0]))
-    return found[:limit]
+    return [(int(r), int(g), float(c)) for r, g, c in rows]

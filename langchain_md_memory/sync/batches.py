@@ -41,8 +41,6 @@ class WriteBatches:
         self._open: contextlib.ExitStack | None = None
         self._files = 0
         self._started = 0.0
-        self.commits = 0
-        """Transactions committed so far."""
 
     def enter(self) -> None:
         """Make sure a write transaction is open."""
@@ -69,5 +67,3 @@ class WriteBatches:
         if self._open is not None:
             stack, self._open = self._open, None
             stack.__exit__(kind, exc, tb)
-            if kind is None:
-                self.commits += 1

@@ -62,19 +62,18 @@ class FolderCheck:
 
     def __init__(self, store: DocumentStore) -> None:
         self.store = store
+        # Decided once: a search above the cap must not pay a protocol check every time.
+        self._tree: _Folders | None = store if isinstance(store, _Folders) else None
         self._folders: dict[str, int] | None = None
         self._next_walk = 0.0
-        self.walks = 0
-        """How many walks this check made (for status and tests)."""
 
     def walk(self) -> dict[str, tuple[int, int]]:
         """Every document's ``(mtime_ns, size)``; a folder store's folders are remembered with it."""
-        self.walks += 1
-        if not isinstance(self.store, _Folders):
+        if self._tree is None:
             return self.store.scan()
         folders: dict[str, int] = {}
         started, wall = time.monotonic(), time.time_ns()
-        found = self.store.scan(folders=folders)
+        found = self._tree.scan(folders=folders)
         now = time.monotonic()
         trusted = all(wall - stamp > RACY_NS for stamp in folders.values())
         self._folders = folders if trusted else None
@@ -83,7 +82,6 @@ class FolderCheck:
 
     def unchanged(self) -> bool:
         """True when no folder moved since the last walk and no periodic walk is due yet."""
-        if self._folders is None or time.monotonic() >= self._next_walk:
+        if self._tree is None or self._folders is None or time.monotonic() >= self._next_walk:
             return False
-        assert isinstance(self.store, _Folders)  # only a folder store records folders
-        return self.store.folder_stamps(self._folders) == self._folders
+        return self._tree.folder_stamps(self._folders) == self._folders

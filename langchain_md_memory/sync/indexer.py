@@ -42,7 +42,6 @@ logger = logging.getLogger(__name__)
 _EMBED_BACKOFF_S = 30.0
 
 
-
 @dataclass(slots=True)
 class SyncStats:
     """What one sync did (counted as it runs)."""
@@ -379,7 +378,7 @@ class Indexer:
 
         Readers keep the old index until the new one is complete. ``progress`` as for :meth:`sync`.
         An index that is not a file (PostgreSQL) is rebuilt in place: every file re-read and its
-        chunks replaced in one transaction each, files gone removed; readers never see it empty.
+        chunks replaced in shared write transactions, files gone removed; readers never see it empty.
         """
         if not isinstance(self.handle, IndexHandle):
             return self._sync(True, progress, None)
@@ -416,4 +415,3 @@ class Indexer:
             self.handle.fall_back(reason)
             self.mark_dirty()
         self.sync()
-
