@@ -79,6 +79,14 @@ class DocumentStore(Protocol):
         """The document's exact bytes."""
         ...
 
+    def read_stamped(self, path: str, *, max_bytes: int) -> tuple[ChangeStamp, bytes | None] | None:
+        """The document's stamp and exact bytes, of one version (``None`` bytes over ``max_bytes``).
+
+        ``None`` when the document does not exist. What a sync reads: the stamp it records is
+        the one of the bytes it indexed.
+        """
+        ...
+
     def read_lines(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Lines ``start_line..end_line`` (1-based, inclusive) with their newlines."""
         ...

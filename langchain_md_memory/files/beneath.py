@@ -26,9 +26,9 @@ from pathlib import Path
 
 from ..errors import MemoryPathError, MemoryStoreError
 from .atomic import atomic_output
-from .paths import resolve_memory_path
+from .paths import normalize_relpath, resolve_memory_path
 
-__all__ = ["is_regular_beneath", "read_beneath", "remove_beneath", "replace_beneath"]
+__all__ = ["is_regular_beneath", "read_beneath", "read_stamped_beneath", "remove_beneath", "replace_beneath"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -77,20 +77,39 @@ def _refuse_special(mode: int, rel: str) -> None:
         raise MemoryPathError(f"{rel!r} is not a regular file (a FIFO, socket or device): refused")
 
 
-def read_beneath(root: Path, rel: str, *, max_bytes: int | None = None) -> bytes:
-    """The bytes of the regular file ``root/rel``.
+def _open_lexical(root: Path, parts: list[str]) -> int:
+    """``root/parts`` opened step by step with ``O_NOFOLLOW``: no symlink is met, so it is inside root.
 
-    Raises:
-        MemoryPathError: missing, a directory, a special file, or reached through a symlink swapped in.
-        MemoryStoreError: over ``max_bytes``, or unreadable.
+    Raises OSError (ELOOP, ENOTDIR) when a step is a symlink: the caller then takes the full guard.
     """
-    base, parts = _parts(root, rel)
+    fd = os.open(root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
-        if _BY_DESCRIPTOR:
-            with _folder(base, parts[:-1], create=False, rel=rel) as folder:
-                fd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=folder)
-        else:
-            fd = os.open(base.joinpath(*parts), os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+        for name in parts[:-1]:
+            step = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = step
+        return os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _open_guarded(root: Path, rel: str) -> int:
+    """A read descriptor of ``root/rel`` after the path guard (symlinks inside root are followed once)."""
+    if _BY_DESCRIPTOR:
+        # Most files have no symlink on their way: open them lexically, a guard in itself.
+        with contextlib.suppress(OSError):
+            return _open_lexical(root, normalize_relpath(rel).split("/"))
+    base, parts = _parts(root, rel)
+    if _BY_DESCRIPTOR:
+        with _folder(base, parts[:-1], create=False, rel=rel) as folder:
+            return os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=folder)
+    return os.open(base.joinpath(*parts), os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+
+
+def _open_regular(root: Path, rel: str) -> tuple[int, os.stat_result]:
+    """A read descriptor of ``root/rel`` and its ``fstat`` (raises as :func:`read_beneath`)."""
+    try:
+        fd = _open_guarded(root, rel)
     except FileNotFoundError as exc:
         raise MemoryPathError(f"Memory file {rel!r} does not exist") from exc
     except IsADirectoryError as exc:
@@ -111,15 +130,52 @@ def read_beneath(root: Path, rel: str, *, max_bytes: int | None = None) -> bytes
     except BaseException:
         os.close(fd)
         raise
+    return fd, info
+
+
+def _read_fd(fd: int, rel: str) -> bytes:
     with os.fdopen(fd, "rb") as handle:
-        if max_bytes is not None and info.st_size > max_bytes:
-            raise MemoryStoreError(
-                f"{rel!r} is {info.st_size} bytes, over the limit of {max_bytes} (max_file_bytes)"
-            )
         try:
             return handle.read()
         except OSError as exc:
             raise MemoryStoreError(f"Cannot read {rel!r}: {exc.strerror or exc}") from exc
+
+
+def read_beneath(root: Path, rel: str, *, max_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file ``root/rel``.
+
+    Raises:
+        MemoryPathError: missing, a directory, a special file, or reached through a symlink swapped in.
+        MemoryStoreError: over ``max_bytes``, or unreadable.
+    """
+    fd, info = _open_regular(root, rel)
+    if max_bytes is not None and info.st_size > max_bytes:
+        os.close(fd)
+        raise MemoryStoreError(
+            f"{rel!r} is {info.st_size} bytes, over the limit of {max_bytes} (max_file_bytes)"
+        )
+    return _read_fd(fd, rel)
+
+
+def read_stamped_beneath(root: Path, rel: str, *,
+                         max_bytes: int) -> tuple[tuple[int, int], bytes | None] | None:
+    """``((mtime_ns, size), bytes)`` of the regular file ``root/rel``, read through one open descriptor.
+
+    The stamp is the ``fstat`` of the very file read; ``None`` when the file does not exist. Over
+    ``max_bytes`` the bytes are ``None`` (nothing is read). Raises as :func:`read_beneath` for a
+    refused file.
+    """
+    try:
+        fd, info = _open_regular(root, rel)
+    except MemoryPathError as exc:
+        if isinstance(exc.__cause__, FileNotFoundError):
+            return None
+        raise
+    stamp = (info.st_mtime_ns, info.st_size)
+    if info.st_size > max_bytes:
+        os.close(fd)
+        return stamp, None
+    return stamp, _read_fd(fd, rel)
 
 
 def is_regular_beneath(root: Path, rel: str) -> bool:

@@ -101,6 +101,9 @@ def is_memory_file(relpath: str) -> bool:
     return is_managed_file(relpath) or is_unindexed_file(relpath)
 
 
+_DRIVE_RE = re.compile(r"^[A-Za-z]:")
+
+
 def normalize_relpath(path: str) -> str:
     """Validate a user-given relative path and return it in POSIX form.
 
@@ -114,10 +117,10 @@ def normalize_relpath(path: str) -> str:
         raise MemoryPathError(f"Path contains a NUL byte: {path!r}")
     if "\\" in path:
         raise MemoryPathError(f"Path uses a backslash; use '/' separators: {path!r}")
-    if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or path.startswith("~"):
+    if path.startswith(("/", "~")) or _DRIVE_RE.match(path):
         raise MemoryPathError(f"Path must be relative to the memory directory, got absolute path {path!r}")
-    parts = [p for p in PurePosixPath(path).parts if p not in ("", ".")]
-    if any(p == ".." for p in parts):
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
         raise MemoryPathError(f"Path is outside the memory directory ('..' is not allowed): {path!r}")
     if not parts:
         raise MemoryPathError(f"Path names no file: {path!r}")

@@ -29,7 +29,7 @@ from filelock import FileLock, Timeout
 
 from ..errors import MemoryPathError, MemoryStoreError
 from .atomic import current_umask
-from .beneath import is_regular_beneath, read_beneath, remove_beneath, replace_beneath
+from .beneath import is_regular_beneath, read_beneath, read_stamped_beneath, remove_beneath, replace_beneath
 from .edits import (
     appended,
     check_needle,
@@ -159,6 +159,17 @@ class MarkdownStore:
             MemoryStoreError: when it is over ``max_bytes`` or cannot be read.
         """
         return read_beneath(self.root, resolve_alias(path), max_bytes=max_bytes)
+
+    def read_stamped(self, path: str, *, max_bytes: int) -> tuple[tuple[int, int], bytes | None] | None:
+        """``((mtime_ns, size), bytes)`` of the file through one guarded open; ``None`` when it is absent.
+
+        The stamp belongs to the very version read. Over ``max_bytes`` the bytes are ``None``.
+
+        Raises:
+            MemoryPathError: when the path is refused or is not a regular file.
+            MemoryStoreError: when it cannot be read.
+        """
+        return read_stamped_beneath(self.root, resolve_alias(path), max_bytes=max_bytes)
 
     def read_lines(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Lines ``start_line..end_line`` (1-based, inclusive) with their newlines.

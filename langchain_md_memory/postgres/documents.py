@@ -133,6 +133,19 @@ class PostgresDocumentStore:
             raise MemoryStoreError(f"Memory file {rel!r} is {len(data)} bytes, over the {max_bytes} allowed")
         return data
 
+    def read_stamped(self, path: str, *, max_bytes: int) -> tuple[tuple[int, int], bytes | None] | None:
+        """``((revision, bytes), content)`` of one version in one query; ``None`` content over the limit."""
+        rows = self.db.query(
+            "SELECT revision, octet_length(content), "
+            "CASE WHEN octet_length(content) <= %s THEN content END "
+            "FROM md_memory_documents WHERE tenant = %s AND path = %s",
+            (max_bytes, self.tenant, self.relpath(path)),
+        )
+        if not rows:
+            return None
+        revision, size, content = rows[0]
+        return (int(revision), int(size)), None if content is None else str(content).encode("utf-8")
+
     def read(self, path: str) -> str:
         """The document's text with CRLF read as LF."""
         return decode_lf(self.read_bytes(path), "replace")[0]

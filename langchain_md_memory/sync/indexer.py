@@ -229,11 +229,16 @@ class Indexer:
     def _reindex_file(self, path: str, force: bool, fingerprint: str | None, c: SyncStats
                       ) -> tuple[int, int] | None:
         """Re-read one file and replace its chunks if its content changed; returns the stat read."""
-        stat = self.store.stat(path)
-        if stat is None:
+        try:
+            found = self.store.read_stamped(path, max_bytes=self.config.max_file_bytes)
+        except (OSError, MemoryStoreError) as exc:
+            logger.warning("skipping %s: %s", path, exc)
             return None
+        if found is None:
+            return None
+        stat, raw = found
         old = self.index.file_state(path)
-        if stat[1] > self.config.max_file_bytes:
+        if raw is None:
             # Never read a huge file into a search's sync; say so in status instead.
             reason = f"{stat[1]} bytes, over max_file_bytes={self.config.max_file_bytes}"
             if self.skipped.get(path) != reason:
@@ -245,11 +250,6 @@ class Indexer:
         self.skipped.pop(path, None)
         if not force and old is not None and (old.mtime_ns, old.size) == stat:
             return stat  # another process indexed this very version meanwhile
-        try:
-            raw = self.store.read_bytes(path)
-        except (OSError, MemoryStoreError) as exc:
-            logger.warning("skipping %s: %s", path, exc)
-            return None
         digest = _sha256(raw)
         state = FileState(path, stat[0], stat[1], digest)
         if not force and old is not None and old.hash == digest:

@@ -405,3 +405,27 @@ def _dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid
+
+
+def test_read_stamped_gives_the_bytes_and_the_stamp_of_one_version(store: MarkdownStore) -> None:
+    store.write("notes/a.md", "- one\n")
+    assert store.read_stamped("notes/a.md", max_bytes=1_000) == (store.stat("notes/a.md"), b"- one\n")
+    stamp, data = store.read_stamped("notes/a.md", max_bytes=3) or ((0, 0), b"")
+    assert stamp == store.stat("notes/a.md") and data is None  # over the limit: stamped, not read
+    assert store.read_stamped("notes/missing.md", max_bytes=1_000) is None
+    assert store.read_stamped("missing/b.md", max_bytes=1_000) is None
+
+
+def test_read_stamped_follows_a_symlink_inside_and_refuses_one_outside(store: MarkdownStore, tmp_path: Path) -> None:
+    store.write("real/a.md", "- inside\n")
+    os.symlink("real", store.root / "linked")
+    os.symlink("real/a.md", store.root / "alias.md")
+    assert store.read_stamped("linked/a.md", max_bytes=1_000) == (store.stat("real/a.md"), b"- inside\n")
+    assert store.read_stamped("alias.md", max_bytes=1_000) == (store.stat("real/a.md"), b"- inside\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("- secret\n")
+    os.symlink(outside, store.root / "escape.md")
+    with pytest.raises(MemoryPathError, match="outside the memory directory"):
+        store.read_stamped("escape.md", max_bytes=1_000)
+    with pytest.raises(MemoryPathError, match="outside"):
+        store.read_stamped("../outside.md", max_bytes=1_000)
