@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from langchain_md_memory.index.schema import VECTOR_JOIN
+
 __all__ = [
     "NumpyFloor",
     "SqliteVecKNN",
@@ -42,7 +44,7 @@ def read_vectors(index_path: str) -> tuple[np.ndarray, np.ndarray]:
     """Every stored chunk vector of an index file: (rowids int64, float32 matrix)."""
     conn = sqlite3.connect(f"file:{index_path}?mode=ro", uri=True)
     try:
-        rows = conn.execute("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL").fetchall()
+        rows = conn.execute(f"SELECT c.rowid, e.vector FROM chunks c JOIN {VECTOR_JOIN}").fetchall()
     finally:
         conn.close()
     if not rows:
@@ -59,7 +61,7 @@ def spec_linear_scan(index_path: str, query: np.ndarray, k: int) -> list[tuple[i
         q = [float(x) for x in query]
         q_norm = math.sqrt(sum(x * x for x in q))
         scored: list[tuple[float, int]] = []
-        for rowid, blob in conn.execute("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL"):
+        for rowid, blob in conn.execute(f"SELECT c.rowid, e.vector FROM chunks c JOIN {VECTOR_JOIN}"):
             vector = array("f", blob)  # the spec's fromBlob: a Float32Array over the BLOB
             dot = norm = 0.0
             for a, b in zip(vector, q, strict=True):
@@ -80,7 +82,7 @@ def spec_linear_scan_numpy(index_path: str, query: np.ndarray, k: int) -> list[t
         q = np.asarray(query, dtype=np.float32)
         q_norm = float(np.linalg.norm(q))
         scored: list[tuple[float, int]] = []
-        for rowid, blob in conn.execute("SELECT rowid, embedding FROM chunks WHERE embedding IS NOT NULL"):
+        for rowid, blob in conn.execute(f"SELECT c.rowid, e.vector FROM chunks c JOIN {VECTOR_JOIN}"):
             vector = np.frombuffer(blob, dtype=np.float32)
             denom = float(np.linalg.norm(vector)) * q_norm
             scored.append((float(vector @ q) / denom if denom else 0.0, int(rowid)))

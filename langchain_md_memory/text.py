@@ -143,5 +143,7 @@ def script_group(text: str) -> int:
     One CJK character weighs as much as a four-letter word: ``"Chen Weilin (陈蔚琳) likes tea"``
     is ``SCRIPT_OTHER``, ``"爸爸的生日是 3 月 8 日 (Dad)"`` is ``SCRIPT_CJK``.
     """
+    if text.isascii():
+        return SCRIPT_OTHER
     cjk = len(CJK_CHAR_RE.findall(text))
     return SCRIPT_CJK if cjk and cjk * 4 > len(_LETTER_RE.findall(text)) else SCRIPT_OTHER

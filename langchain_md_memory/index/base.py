@@ -88,7 +88,12 @@ class SearchIndex(Protocol):
         ...
 
     def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray]]) -> None:
-        """Attach vectors to chunks by row id."""
+        """Attach vectors to chunks by row id.
+
+        The caller has stored each vector in :attr:`cache` under its chunk's ``embed_hash`` and
+        the index's embedding identity, in the same write transaction (as ``embed_missing``
+        does): an index may read a chunk's vector from there instead of storing it twice.
+        """
         ...
 
     def clear_vectors(self) -> None:

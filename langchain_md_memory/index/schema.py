@@ -29,7 +29,9 @@ from ..errors import IndexBusyError, IndexDamagedError, MemoryIndexError
 
 __all__ = [
     "CHUNK_COLUMNS",
+    "IDENTITY",
     "SCHEMA_VERSION",
+    "VECTOR_JOIN",
     "connect",
     "index_error",
     "is_busy",
@@ -42,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -69,7 +71,6 @@ CREATE TABLE IF NOT EXISTS chunks (
     file_kind TEXT NOT NULL,
     updated_at REAL NOT NULL,
     n_terms INTEGER NOT NULL DEFAULT 0,
-    embedding BLOB,
     access_count INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
@@ -83,6 +84,13 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     PRIMARY KEY (hash, fingerprint)
 );
 """
+
+IDENTITY = "coalesce((SELECT value FROM meta WHERE key = 'embedding_identity'), '')"
+"""The index's embedding identity, in SQL (``''`` before any embedder was used)."""
+
+VECTOR_JOIN = f"embedding_cache e ON e.hash = c.embed_hash AND e.fingerprint = {IDENTITY}"
+"""A chunk's vector is the cache's vector of its text under the index's embedding identity:
+``FROM chunks c JOIN {VECTOR_JOIN}`` (``e.vector``) keeps the chunks that have one."""
 
 CHUNK_COLUMNS = (
     "c.rowid, c.id, c.path, c.start_line, c.end_line, c.heading, c.text, c.hash, c.file_kind, c.updated_at"
@@ -185,7 +193,7 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         version = _schema_version(conn)
-        if version is not None and version != SCHEMA_VERSION:
+        if version is not None and version not in (SCHEMA_VERSION, "1"):
             raise _SchemaMismatch(f"schema version {version}, expected {SCHEMA_VERSION}")
         if target != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")
@@ -195,12 +203,15 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
                 if statement.strip():
                     conn.execute(statement)
             _add_missing_columns(conn)
+            if version == "1":
+                _vectors_into_cache(conn)
             conn.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+                "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (SCHEMA_VERSION,)
             )
         # A foreign database with our table names but other columns fails here.
         extra = ", ".join(f"c.{column}" for _, column, _ in _ADDED_COLUMNS)
-        conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embedding, c.embed_hash, {extra} FROM chunks c LIMIT 1")
+        conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embed_hash, {extra} FROM chunks c LIMIT 1")
         conn.execute("SELECT path, mtime_ns, size, hash, kind, indexed_at FROM files LIMIT 1").fetchall()
         conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
     except BaseException:
@@ -220,6 +231,26 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
     for table, column, declaration in _ADDED_COLUMNS:
         if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
+def _vectors_into_cache(conn: sqlite3.Connection) -> None:
+    """Schema 1 kept each chunk's vector in ``chunks.embedding`` too; schema 2 reads it from the cache.
+
+    Every such vector came from the cache or went into it, but copy them anyway (a vector is
+    never lost to an upgrade), then drop the column (or empty it, where SQLite predates
+    ``DROP COLUMN``).
+    """
+    identity = conn.execute("SELECT value FROM meta WHERE key = 'embedding_identity'").fetchone()
+    if identity is not None:
+        conn.execute(
+            "INSERT OR IGNORE INTO embedding_cache(hash, fingerprint, dim, vector) "
+            "SELECT embed_hash, ?, length(embedding) / 4, embedding FROM chunks WHERE embedding IS NOT NULL",
+            (identity[0],),
+        )
+    try:
+        conn.execute("ALTER TABLE chunks DROP COLUMN embedding")
+    except sqlite3.OperationalError:
+        conn.execute("UPDATE chunks SET embedding = NULL")
 
 
 class _SchemaMismatch(Exception):

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..text import SCRIPT_CJK, SCRIPT_OTHER
 from .connection import IndexConnection
+from .schema import VECTOR_JOIN
 from .vectors import RESCORE_FACTOR, VectorDtype, VectorMatrix, rescore
 
 __all__ = [
@@ -165,13 +166,13 @@ def load_script_vectors(db: IndexConnection, dtype: VectorDtype = "float32") -> 
     Streamed into one preallocated matrix per group: never every blob at once, never text.
     The caller holds ``db.lock``.
     """
-    where = "FROM chunks WHERE embedding IS NOT NULL AND script = ?"
+    where = f"FROM chunks c JOIN {VECTOR_JOIN} WHERE c.script = ?"
 
     def load(script: int) -> VectorMatrix:
         expected = int(db.query(f"SELECT count(*) {where}", (script,)).fetchone()[0])
-        return VectorMatrix.load(db.stream(f"SELECT rowid, embedding {where}", (script,)), expected, dtype)
+        return VectorMatrix.load(db.stream(f"SELECT c.rowid, e.vector {where}", (script,)), expected, dtype)
 
-    scripts = db.query("SELECT DISTINCT script FROM chunks WHERE embedding IS NOT NULL").fetchall()
+    scripts = db.query(f"SELECT DISTINCT c.script FROM chunks c JOIN {VECTOR_JOIN}").fetchall()
     return ScriptVectors.load([int(row[0]) for row in scripts], load, dtype)
 
 

@@ -30,7 +30,15 @@ from .connection import IndexConnection
 from .keyword import POSTINGS_BUDGET
 from .keyword_topk import top_k
 from .rows import ChunkRow, FileState, chunk_record
-from .schema import CHUNK_COLUMNS, SCHEMA_VERSION, connect, index_error, repair_if_inconsistent
+from .schema import (
+    CHUNK_COLUMNS,
+    IDENTITY,
+    SCHEMA_VERSION,
+    VECTOR_JOIN,
+    connect,
+    index_error,
+    repair_if_inconsistent,
+)
 from .scripts import ScriptVectors, load_script_vectors, scripts_of
 from .vectors import VectorDtype, VectorMatrix, from_blob, to_blob
 
@@ -147,8 +155,8 @@ class MemoryIndex:
                 script = script_group(rec.text)
                 cur = conn.execute(
                     "INSERT INTO chunks(id, path, start_line, end_line, heading, text, hash, embed_hash, "
-                    "context, script, file_kind, updated_at, n_terms, embedding) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "context, script, file_kind, updated_at, n_terms) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         rec.id,
                         rec.path,
@@ -163,7 +171,6 @@ class MemoryIndex:
                         rec.file_kind,
                         rec.updated_at,
                         len(row.terms.split()),
-                        None if row.vector is None else to_blob(row.vector),
                     ),
                 )
                 rowid = cast(int, cur.lastrowid)
@@ -172,6 +179,10 @@ class MemoryIndex:
                     added_ids.append(rowid)
                     added_vectors.append(row.vector)
                     added_groups.append(script)
+            if added_ids:  # usually cache hits already; a vector handed in any other way is kept there too
+                sql = f"INSERT OR IGNORE INTO embedding_cache VALUES (?, {IDENTITY}, ?, ?)"
+                given = ((r.embed_hash, r.vector) for r in rows if r.vector is not None)
+                conn.executemany(sql, ((h, int(v.shape[0]), to_blob(v)) for h, v in given))
             conn.execute(
                 "INSERT INTO files(path, mtime_ns, size, hash, kind, indexed_at) VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, size = excluded.size, "
@@ -205,7 +216,9 @@ class MemoryIndex:
 
     def count_chunks(self) -> tuple[int, int]:
         """(chunks, chunks with a vector)."""
-        row = self._db.query("SELECT count(*), count(embedding) FROM chunks").fetchone()
+        row = self._db.query(
+            f"SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunks c JOIN {VECTOR_JOIN})"
+        ).fetchone()
         return int(row[0]), int(row[1])
 
     # -- embeddings ---------------------------------------------------------------
@@ -218,21 +231,22 @@ class MemoryIndex:
         ``after_rowid`` to page through them without rescanning earlier rows.
         """
         rows = self._db.query(
-            "SELECT rowid, embed_hash, heading, text, context FROM chunks "
-            "WHERE embedding IS NULL AND rowid > ? ORDER BY rowid LIMIT ?",
+            "SELECT c.rowid, c.embed_hash, c.heading, c.text, c.context "
+            f"FROM chunks c LEFT JOIN {VECTOR_JOIN} "
+            "WHERE e.hash IS NULL AND c.rowid > ? ORDER BY c.rowid LIMIT ?",
             (after_rowid, limit),
         ).fetchall()
         return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray]]) -> None:
-        """Attach vectors to existing chunks by rowid."""
+        """Attach vectors to existing chunks by rowid.
+
+        A chunk's vector is the embedding cache's vector of its text (see ``VECTOR_JOIN``), which
+        the caller stored: nothing more is written but the news, for other processes' searches.
+        """
         if not vectors:
             return
         with self._db.write() as conn:
-            conn.executemany(
-                "UPDATE chunks SET embedding = ? WHERE rowid = ?",
-                ((to_blob(v), rowid) for rowid, v in vectors),
-            )
             self._bump_generation(conn)
         if self._vectors is not None:
             rowids = [rowid for rowid, _ in vectors]
@@ -242,8 +256,7 @@ class MemoryIndex:
 
     def clear_vectors(self) -> None:
         """Drop every stored vector (the embedding identity changed)."""
-        with self._db.write() as conn:
-            conn.execute("UPDATE chunks SET embedding = NULL")
+        with self._db.write() as conn:  # vectors are read under the identity, which the caller changes next
             self._bump_generation(conn)
         self._vectors = None
 
@@ -307,7 +320,7 @@ class MemoryIndex:
         return [(by_rowid[rowid], score) for rowid, score in top if rowid in by_rowid]
 
     def _stored_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-        sql = "SELECT rowid, embedding FROM chunks WHERE rowid IN ({}) AND embedding IS NOT NULL"
+        sql = f"SELECT c.rowid, e.vector FROM chunks c JOIN {VECTOR_JOIN} WHERE c.rowid IN ({{}})"
         rows = self._db.query(sql.format(",".join("?" * len(rowids))), list(rowids))
         return {int(r[0]): from_blob(r[1]) for r in rows}
 
@@ -323,7 +336,7 @@ class MemoryIndex:
             part = list(ids[start : start + 500])
             marks = ",".join("?" * len(part))
             rows = self._db.query(
-                f"SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id IN ({marks})", part
+                f"SELECT c.id, e.vector FROM chunks c JOIN {VECTOR_JOIN} WHERE c.id IN ({marks})", part
             )
             out.update((r[0], from_blob(r[1])) for r in rows.fetchall())
         return out

@@ -2,15 +2,18 @@
 
 Chunks missing a vector are read a page at a time (a rowid cursor visits each
 once). Within a page the texts not in the cache go to the model ``batch_size``
-at a time, and each batch's vectors are written before the next call: an
-interrupted sync keeps every vector it paid for, and the next sync starts where
-it stopped.
+at a time. Vectors are committed as soon as :data:`FLUSH_S` has passed since the
+last commit, so a model slower than that (any real one) has each batch written
+before its next call: an interrupted sync keeps every vector it paid for, and
+the next sync starts where it stopped. A fast embedder (or the cache) shares one
+commit among many batches instead of paying one each.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -18,7 +21,13 @@ import numpy as np
 from ..facts import strip_annotations
 from ..index.base import SearchIndex
 
-__all__ = ["EmbedOutcome", "Embedder", "embed_missing", "embed_text"]
+__all__ = ["FLUSH_S", "EmbedOutcome", "Embedder", "embed_missing", "embed_text"]
+
+FLUSH_S = 0.05
+"""Vectors wait at most this long (plus one model call) for their commit."""
+
+_FLUSH_ROWS = 4096
+"""... or until this many chunks wait, whichever comes first."""
 
 
 class Embedder(Protocol):
@@ -54,6 +63,33 @@ def embed_text(heading: str, text: str, context: str = "") -> str:
     return "\n\n".join(part for part in parts if part)
 
 
+@dataclass
+class _Pending:
+    """Vectors computed but not yet committed; :meth:`flush` writes them in one transaction."""
+
+    index: SearchIndex
+    fingerprint: str
+    fresh: list[tuple[str, np.ndarray]] = field(default_factory=list)
+    rows: list[tuple[int, np.ndarray]] = field(default_factory=list)
+    since: float = field(default_factory=time.perf_counter)
+
+    def add(self, fresh: list[tuple[str, np.ndarray]], rows: list[tuple[int, np.ndarray]]) -> int:
+        """Queue vectors (``fresh`` ones for the cache too), committing when due; returns ``len(rows)``."""
+        self.fresh += fresh
+        self.rows += rows
+        if len(self.rows) >= _FLUSH_ROWS or time.perf_counter() - self.since >= FLUSH_S:
+            self.flush()
+        return len(rows)
+
+    def flush(self) -> None:
+        """Commit what waits: the cache and the chunks' vectors together."""
+        if self.rows or self.fresh:
+            with self.index.writing():
+                self.index.cache.store(self.fresh, self.fingerprint)
+                self.index.set_vectors(self.rows)
+        self.fresh, self.rows, self.since = [], [], time.perf_counter()
+
+
 def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, batch_size: int,
                   report: Callable[[int, int], None] | None = None) -> EmbedOutcome:
     """Give every chunk without a vector one; ``report(done, total)`` counts chunks as they get theirs.
@@ -74,21 +110,33 @@ def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, b
 
     if report is not None and total:
         report(0, total)
+    pending = _Pending(index, fingerprint)
+    try:
+        _embed_pages(index, embedder, fingerprint, batch_size, out, pending, advance)
+    finally:
+        pending.flush()
+    if report is not None and done < total:
+        report(total, total)  # the rest got vectors from another process meanwhile
+    return out
+
+
+def _embed_pages(index: SearchIndex, embedder: Embedder, fingerprint: str, batch_size: int,
+                 out: EmbedOutcome, pending: _Pending, advance: Callable[[int], None]) -> None:
     after = 0
     while True:
-        pending = index.chunks_missing_vectors(batch_size * 8, after_rowid=after)
-        if not pending:
-            break
-        after = pending[-1][0]
-        cached = index.cache.lookup([p[1] for p in pending], fingerprint)
-        ready = [(p[0], cached[p[1]]) for p in pending if p[1] in cached]
+        # Chunks queued in ``pending`` are past ``after``: the cursor never reads them again.
+        page = index.chunks_missing_vectors(batch_size * 8, after_rowid=after)
+        if not page:
+            return
+        after = page[-1][0]
+        cached = index.cache.lookup([p[1] for p in page], fingerprint)
+        ready = [(p[0], cached[p[1]]) for p in page if p[1] in cached]
         out.cached += len(ready)
-        index.set_vectors(ready)
-        advance(len(ready))
+        advance(pending.add([], ready))
         # One call per distinct text: duplicates in a page share a vector.
         rows_of: dict[str, list[int]] = {}
         texts: dict[str, str] = {}
-        for rowid, digest, heading, text, context in pending:
+        for rowid, digest, heading, text, context in page:
             if digest not in cached:
                 rows_of.setdefault(digest, []).append(rowid)
                 texts.setdefault(digest, embed_text(heading, text, context))
@@ -100,13 +148,7 @@ def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, b
             except Exception as exc:  # any provider failure leaves the rest keyword-only
                 out.errors += len(todo) - start
                 out.failure = exc
-                return out
-            fresh = dict(zip(batch, vectors, strict=True))
-            with index.writing():  # the cache and the chunks' vectors in one commit
-                index.cache.store(list(fresh.items()), fingerprint)
-                index.set_vectors([(rowid, fresh[d]) for d in batch for rowid in rows_of[d]])
+                return
+            fresh = list(zip(batch, vectors, strict=True))
             out.embedded += len(batch)
-            advance(sum(len(rows_of[d]) for d in batch))
-    if report is not None and done < total:
-        report(total, total)  # the rest got vectors from another process meanwhile
-    return out
+            advance(pending.add(fresh, [(rowid, v) for d, v in fresh for rowid in rows_of[d]]))

@@ -103,7 +103,12 @@ def _unit(vector: list[float]) -> np.ndarray:
 
 def assert_nothing_poisoned(db: Path, provider: FaultyEmbeddings) -> dict[str, int]:
     """Every stored vector is the healthy vector of its text; returns counts seen."""
-    chunks = raw_rows(db, "SELECT heading, text, embedding, embed_hash FROM chunks")
+    # A chunk's vector is the cache's vector of its text under the index's embedding identity.
+    chunks = raw_rows(
+        db,
+        "SELECT c.heading, c.text, e.vector, c.embed_hash FROM chunks c LEFT JOIN embedding_cache e ON "
+        "e.hash = c.embed_hash AND e.fingerprint = (SELECT value FROM meta WHERE key = 'embedding_identity')",
+    )
     by_hash: dict[str, np.ndarray] = {}
     embedded = 0
     for heading, text, blob, embed_hash in chunks:

@@ -63,3 +63,37 @@ def test_an_index_from_before_the_context_column_gains_it_and_keeps_its_rows(tmp
     assert "context" in columns
     assert conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] == 1  # paid-for vectors kept
     conn.close()
+
+
+def test_an_index_of_schema_1_keeps_every_vector_and_needs_no_embedding_call(tmp_path: Path) -> None:
+    from langchain_md_memory import MarkdownMemory
+    from tests.support.embeddings import AxisEmbeddings
+
+    vocabulary = ["bonds", "stocks", "rent", "tea"]
+    folder = tmp_path / "memory"
+    with MarkdownMemory(folder, embeddings=AxisEmbeddings(vocabulary)) as mem:
+        mem.write("MEMORY.md", "# Money\n\n- bonds over stocks\n\n# Home\n\n- rent is due monthly\n")
+        mem.write("notes.md", "- tea, never coffee\n")
+        mem.sync()
+        assert mem.status()["embedded"] == mem.status()["chunks"] == 3
+    # Schema 1 kept each chunk's vector in chunks.embedding; its cache may lack one (here: all of them).
+    conn = sqlite3.connect(folder / "index.sqlite")
+    conn.execute("ALTER TABLE chunks ADD COLUMN embedding BLOB")
+    conn.execute("UPDATE chunks SET embedding = (SELECT vector FROM embedding_cache WHERE hash = embed_hash)")
+    conn.execute("DELETE FROM embedding_cache")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+
+    again = AxisEmbeddings(vocabulary)
+    with MarkdownMemory(folder, embeddings=again) as mem:
+        mem.sync()
+        status = mem.status()
+        hits = mem.search("tea", max_results=1)
+    assert again.calls == 0  # nothing re-embedded
+    assert status["embedded"] == status["chunks"] == 3
+    assert hits[0].path == "notes.md" and hits[0].vector_score is not None and hits[0].vector_score > 0
+    conn = sqlite3.connect(folder / "index.sqlite")
+    assert "embedding" not in {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+    conn.close()
