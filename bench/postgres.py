@@ -2,11 +2,13 @@
 
 Builds ``--tenants`` synthetic memories of ``--chunks`` chunks each (the same
 generator as ``python -m bench``, one seed per tenant), moves each into its own
-tenant with ``migrate`` and indexes it there, with the fixed hashing embedding
-and the default config. Then, on tenant 0 and on the same Markdown indexed by
+tenant with ``migrate`` and indexes it there (``sync``, which ends by building
+the tenant's HNSW graphs), with the fixed hashing embedding and the default
+config: ingest chunks/s. Then, on tenant 0 and on the same Markdown indexed by
 SQLite, query by query and taking turns: search p50/p95 of both backends; the
-HNSW vector pool's top-24 against an exact scan of the tenant's vectors; and
-the throughput of ``--processes`` processes searching random tenants at once.
+vector pool's top 24 through the tenant's HNSW graphs (``auto`` and ``hnsw``)
+against an exact scan; and the throughput of ``--processes`` processes
+searching random tenants at once. ``wall_s`` is the whole run's time.
 
 Without ``--postgres URL`` it starts PostgreSQL 16 + pgvector from the
 ``pgserver`` package (in the test dependency group) in the work folder. Nothing
