@@ -2,11 +2,13 @@
 
 Builds ``--tenants`` synthetic memories of ``--chunks`` chunks each (the same
 generator as ``python -m bench``, one seed per tenant), moves each into its own
-tenant with ``migrate`` and indexes it there, with the fixed hashing embedding
-and the default config. Then, on tenant 0 and on the same Markdown indexed by
+tenant with ``migrate`` and indexes it there (``sync``, which ends by building
+the tenant's HNSW graphs), with the fixed hashing embedding and the default
+config: ingest chunks/s. Then, on tenant 0 and on the same Markdown indexed by
 SQLite, query by query and taking turns: search p50/p95 of both backends; the
-HNSW vector pool's top-24 against an exact scan of the tenant's vectors; and
-the throughput of ``--processes`` processes searching random tenants at once.
+vector pool's top 24 through the tenant's HNSW graphs (``auto`` and ``hnsw``)
+against an exact scan; and the throughput of ``--processes`` processes
+searching random tenants at once. ``wall_s`` is the whole run's time.
 
 Without ``--postgres URL`` it starts PostgreSQL 16 + pgvector from the
 ``pgserver`` package (in the test dependency group) in the work folder. Nothing
@@ -113,53 +115,59 @@ def compare(url: str, layout: Layout, emb: HashingEmbeddings, queries: int) -> d
             for name, mem in order:
                 times[name].append(_timed(mem.search, q))
         out: dict[str, Any] = {name: summarize(ms) for name, ms in times.items()}
-        out["postgres_vector_search"] = "hnsw" if pg.index.use_hnsw else "exact"  # type: ignore[attr-defined]
+        out["postgres_vector_search"] = pg.index.vector_mode  # type: ignore[attr-defined]
+        out["hnsw_min_rows"] = pg.index.hnsw_min_rows  # type: ignore[attr-defined]
         out["pgvector"] = pg.index.pgvector_version  # type: ignore[attr-defined]
     out["p50_ratio_postgres_over_sqlite"] = round(out["postgres"]["p50_ms"] / out["sqlite"]["p50_ms"], 2)
     return out
 
 
-def filtered_hnsw_rows(url: str, emb: HashingEmbeddings, queries: list[str]) -> float:
-    """Mean rows of tenant 0 an HNSW scan filtered by tenant returns for ``LIMIT 24`` (before fallback)."""
+def agreement(url: str, emb: HashingEmbeddings, queries: list[str]) -> dict[str, Any]:
+    """Tenant 0's vector pool (top 24) through ``auto`` and through ``hnsw``, each against ``exact``.
+
+    ``auto`` searches a script group through the tenant's HNSW graph once the group holds
+    ``HNSW_MIN_ROWS`` vectors; ``hnsw`` searches every group through its graph (opening it builds the
+    graphs of the smaller groups, as ``vector_search="hnsw"`` does). Also the time of a vector recall.
+    """
+    out: dict[str, Any] = {}
+    with _open(url, tenant_name(0), emb, vector_search="exact") as exact:
+        exact.sync()
+        vectors = [np.asarray(emb.embed_query(q), dtype=np.float32) for q in queries]
+        truth = []
+        ms: list[float] = []
+        for v in vectors:
+            t0 = time.perf_counter()
+            truth.append(exact.index.vector_search(v, POOL))
+            ms.append((time.perf_counter() - t0) * 1000)
+        out["exact_vector_recall_ms_p50"] = round(float(np.median(ms)), 1)
+        for mode in ("auto", "hnsw"):
+            with _open(url, tenant_name(0), emb, vector_search=mode) as mem:
+                mem.sync()  # builds the graphs this mode calls for
+                agree, ms, short = [], [], 0
+                for v, want in zip(vectors, truth, strict=True):
+                    t0 = time.perf_counter()
+                    got = mem.index.vector_search(v, POOL)
+                    ms.append((time.perf_counter() - t0) * 1000)
+                    short += len(got) < len(want)
+                    agree.append(_overlap(got, want))
+            out[f"{mode}_top24_agreement"] = round(float(np.mean(agree)), 3)
+            out[f"{mode}_worst_query_agreement"] = round(float(np.min(agree)), 3)
+            out[f"{mode}_vector_recall_ms_p50"] = round(float(np.median(ms)), 1)
+            out[f"{mode}_short_answers"] = short
+    out["queries"] = len(queries)
+    return out
+
+
+def graphs(url: str) -> dict[str, Any]:
+    """How many tenant HNSW graphs the database holds, and their size."""
     import psycopg
 
-    from langchain_md_memory.postgres.recall import vector_literal
-
-    found = []
     with psycopg.connect(url, autocommit=True) as conn:
-        for q in queries:
-            literal = vector_literal(np.asarray(emb.embed_query(q), dtype=np.float32))
-            with conn.transaction():
-                conn.execute(f"SET LOCAL hnsw.ef_search = {2 * POOL}")
-                rows = conn.execute(
-                    f"SELECT rowid FROM md_memory_chunks WHERE tenant = %s AND dim = {emb.dim} "
-                    f"ORDER BY embedding::vector({emb.dim}) <=> %s::vector({emb.dim}) LIMIT %s",
-                    (tenant_name(0), literal, POOL)).fetchall()
-            found.append(len(rows))
-    return round(float(np.mean(found)), 1)
-
-
-def solo_agreement(url: str, layout: Layout, emb: HashingEmbeddings, queries: list[str]) -> dict[str, Any]:
-    """HNSW top-24 against exact in a database holding one tenant (no filter for HNSW to lose rows to)."""
-    import psycopg
-    from psycopg.conninfo import make_conninfo
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS md_memory_bench_solo")
-        conn.execute("CREATE DATABASE md_memory_bench_solo")
-    solo = make_conninfo(url, dbname="md_memory_bench_solo")
-    agreement, short = [], 0
-    with _open(solo, "solo", emb, vector_search="hnsw") as hnsw, \
-            _open(solo, "solo", emb, vector_search="exact") as exact:
-        migrate(MarkdownStore(layout.root), hnsw.store, overwrite=True)
-        hnsw.sync()
-        for q in queries:
-            v = np.asarray(emb.embed_query(q), dtype=np.float32)
-            got = hnsw.index.vector_search(v, POOL)
-            short += len(got) < POOL
-            agreement.append(_overlap(got, exact.index.vector_search(v, POOL)))
-    return {"hnsw_top24_agreement": round(float(np.mean(agreement)), 3), "queries": len(queries),
-            "short_answers": short}
+        row = conn.execute("SELECT count(*), coalesce(sum(pg_relation_size(indexname::regclass)), 0) "
+                           "FROM pg_indexes WHERE tablename = 'md_memory_chunks' "
+                           "AND starts_with(indexname, 'md_memory_hnsw_')").fetchone()
+    assert row is not None
+    return {"graphs": int(row[0]), "graph_mb": round(int(row[1]) / 2**20, 1)}
 
 
 def _searcher(url: str, tenants: int, seconds: float, seed: int, queries: list[str],
@@ -223,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_path", help="also write the JSON result here")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"tenants": args.tenants, "chunks_per_tenant": args.chunks}
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="md-memory-pg-bench-", dir=args.workdir) as tmp:
         work = Path(tmp)
         url, server = (args.postgres, None) if args.postgres else _server(work)
@@ -235,16 +244,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["ingest"] = ingest(url, layouts, emb)
             _log("searching tenant 0 against SQLite ...")
             result["search"] = compare(url, layouts[0], emb, args.queries)
-            qs = make_queries(layouts[0], args.queries, seed=23)
-            result["search"]["filtered_hnsw_rows_of_24"] = filtered_hnsw_rows(url, emb, qs)
-            _log("HNSW against exact, one tenant alone ...")
-            result["hnsw_one_tenant"] = solo_agreement(url, layouts[0], emb, qs)
+            result["ingest"].update(graphs(url))
+            _log("HNSW against exact on tenant 0 ...")
+            result["hnsw_tenant_0"] = agreement(url, emb, make_queries(layouts[0], args.queries, seed=23))
             _log(f"{args.processes} processes searching ...")
             result["concurrent"] = throughput(url, args.tenants, args.processes, args.seconds,
                                               make_queries(layouts[0], 50))
         finally:
             if server is not None:
                 server.cleanup()
+    result["wall_s"] = round(time.perf_counter() - started)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json_path:

@@ -140,6 +140,10 @@ class SearchIndex(Protocol):
         """Keyword entries whose chunk is gone."""
         ...
 
+    def after_sync(self) -> None:
+        """A sync finished: build what is cheaper built in bulk than kept up row by row."""
+        ...
+
     def writing(self) -> contextlib.AbstractContextManager[Any]:
         """One write transaction spanning several reads and writes."""
         ...

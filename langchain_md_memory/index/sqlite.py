@@ -397,6 +397,9 @@ class MemoryIndex:
         sql = "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)"
         return int(self._db.query(sql).fetchone()[0])
 
+    def after_sync(self) -> None:
+        """Nothing to do: every structure of the SQLite index is kept up as rows are written."""
+
     # -- plumbing -----------------------------------------------------------------
 
     def _generation(self) -> int:

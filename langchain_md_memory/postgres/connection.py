@@ -27,6 +27,7 @@ import psycopg
 from psycopg import Connection
 from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow, tuple_row
+from psycopg.sql import Composed
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import BackendConnectionError, MemoryIndexError, MemoryStoreError
@@ -184,13 +185,13 @@ class PostgresDatabase:
                 yield conn
 
     @staticmethod
-    def rows(conn: Conn, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[TupleRow]:
+    def rows(conn: Conn, sql: str | Composed, params: Sequence[Any] | dict[str, Any] = ()) -> list[TupleRow]:
         """Run one statement and return its rows as tuples (whatever the pool's row factory)."""
         with conn.cursor(row_factory=tuple_row) as cur:
             cur.execute(sql, params)
             return cur.fetchall() if cur.description is not None else []
 
-    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[TupleRow]:
+    def query(self, sql: str | Composed, params: Sequence[Any] | dict[str, Any] = ()) -> list[TupleRow]:
         """One statement on this thread's connection; its rows as tuples."""
         with self.connection() as conn:
             return self.rows(conn, sql, params)

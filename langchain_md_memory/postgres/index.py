@@ -30,6 +30,7 @@ from ..index.vectors import from_blob, to_blob
 from ..text import query_terms, script_group
 from ..types import ChunkRecord, FileKind
 from .connection import LOCK_INDEX, Conn, PostgresDatabase
+from .graphs import HNSW_MIN_ROWS, drop_graphs, ensure_graphs
 from .recall import (
     Calibration,
     calibrate,
@@ -39,15 +40,16 @@ from .recall import (
     vector_literal,
     vector_top_k,
 )
-from .schema import HNSW_MAX_DIM, hnsw_index_sql
 
 __all__ = ["PostgresEmbeddingCache", "PostgresIndex", "VectorSearch"]
 
 logger = logging.getLogger(__name__)
 
 VectorSearch = Literal["auto", "exact", "hnsw"]
-"""How vector recall reads pgvector: ``exact`` scans the tenant's vectors; ``hnsw`` asks the HNSW
-index first; ``auto`` uses HNSW when pgvector (≥ 0.8) can iterate a filtered scan, else exact."""
+"""How vector recall reads pgvector. ``auto``: a script group of the tenant's vectors is searched
+through the tenant's own HNSW graph of it once it holds :data:`~.graphs.HNSW_MIN_ROWS` vectors (the
+graph is built in bulk after the sync that gets it there), exactly below; ``hnsw``: every group
+through its graph, built after any sync; ``exact``: every group by an exact scan, no graph built."""
 
 _FTS_MAX_TERMS = 32  # as the SQLite index: longer queries are cut to this many terms
 _RECORD = "rowid, id, path, start_line, end_line, heading, text, hash, file_kind, updated_at"
@@ -97,13 +99,12 @@ class PostgresIndex:
         self.tenant = tenant
         self.path = f"postgresql://{db.name}#{tenant}"
         self.cache = PostgresEmbeddingCache(db)
-        version = str(db.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0][0])
-        self.pgvector_version = version
-        iterative = tuple(int(p) for p in version.split(".")[:2] if p.isdigit()) >= (0, 8)
-        self._iterative = iterative
-        self.use_hnsw = vector_search == "hnsw" or (vector_search == "auto" and iterative)
-        self._hnsw_dims: set[int] = set()
-        self._ddl_lock = threading.Lock()
+        version = db.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0][0]
+        self.pgvector_version = str(version)
+        self.vector_mode: VectorSearch = vector_search
+        self.hnsw_min_rows: int | None = {"auto": HNSW_MIN_ROWS, "hnsw": 1, "exact": None}[vector_search]
+        """Vectors a script group holds from which recall goes through its graph (``None``: never)."""
+        self._graphs_due = True  # checked once per process, then after syncs that changed chunks or vectors
         self._last = threading.local()  # this thread's last calibration, for vector_background
 
     # -- meta ------------------------------------------------------------------------
@@ -162,9 +163,7 @@ class PostgresIndex:
                   "revision = excluded.revision, size = excluded.size, hash = excluded.hash, "
                   "kind = excluded.kind, indexed_at = excluded.indexed_at",
                   (self.tenant, state.path, state.mtime_ns, state.size, state.hash, kind, time.time()))
-        dims = {int(r.vector.shape[0]) for r in rows if r.vector is not None}
-        for dim in dims:
-            self._ensure_hnsw(dim)
+        self._graphs_due = True
         return removed, len(rows)
 
     def _chunk_params(self, row: ChunkRow) -> tuple[object, ...]:
@@ -182,6 +181,7 @@ class PostgresIndex:
             removed = len(_rows(conn, "DELETE FROM md_memory_chunks WHERE tenant = %s AND path = %s "
                                 "RETURNING rowid", (self.tenant, path)))
             _rows(conn, "DELETE FROM md_memory_files WHERE tenant = %s AND path = %s", (self.tenant, path))
+        self._graphs_due = True
         return removed
 
     def count_chunks(self) -> tuple[int, int]:
@@ -201,39 +201,31 @@ class PostgresIndex:
         return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
 
     def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray]]) -> None:
-        """Attach vectors to chunks by row id."""
+        """Attach vectors to chunks by row id (one statement for the batch)."""
         if not vectors:
             return
-        with self.writing() as conn, conn.cursor() as cur:
-            cur.executemany(
-                "UPDATE md_memory_chunks SET embedding = %s::vector, dim = %s "
-                "WHERE tenant = %s AND rowid = %s",
-                [(vector_literal(v), int(v.shape[0]), self.tenant, rowid) for rowid, v in vectors],
-            )
-        for dim in {int(v.shape[0]) for _, v in vectors}:
-            self._ensure_hnsw(dim)
+        with self.writing() as conn:
+            _rows(conn, "UPDATE md_memory_chunks AS c SET embedding = v.embedding::vector, dim = v.dim "
+                  "FROM unnest(%s::bigint[], %s::text[], %s::integer[]) AS v(rowid, embedding, dim) "
+                  "WHERE c.tenant = %s AND c.rowid = v.rowid",
+                  ([rowid for rowid, _ in vectors], [vector_literal(v) for _, v in vectors],
+                   [int(v.shape[0]) for _, v in vectors], self.tenant))
+        self._graphs_due = True
 
     def clear_vectors(self) -> None:
-        """Drop every vector of this tenant (the embedding identity changed)."""
+        """Drop every vector of this tenant (the embedding identity changed), and its HNSW graphs first:
+        the new vectors are indexed in bulk after the sync instead of one by one into a stale graph."""
+        drop_graphs(self._db, self.tenant)
         with self.writing() as conn:
             _rows(conn, "UPDATE md_memory_chunks SET embedding = NULL, dim = NULL WHERE tenant = %s "
                   "AND embedding IS NOT NULL", (self.tenant,))
+        self._graphs_due = True
 
-    def _ensure_hnsw(self, dim: int) -> None:
-        """The HNSW index for ``dim``-dimensional vectors, created on first use (one per dimension)."""
-        if dim in self._hnsw_dims:
+    def after_sync(self) -> None:
+        """Build the HNSW graphs the tenant's vectors now call for, drop empty ones (see :mod:`.graphs`)."""
+        if not self._graphs_due or self.hnsw_min_rows is None:
             return
-        with self._ddl_lock:
-            if dim > HNSW_MAX_DIM:
-                logger.info("no HNSW index for %d-dimensional vectors (pgvector's limit is %d): exact search",
-                            dim, HNSW_MAX_DIM)
-            else:
-                with self._db.transaction() as conn:
-                    name = f"md_memory_chunks_hnsw_{dim}"
-                    if not _rows(conn, "SELECT 1 FROM pg_indexes WHERE indexname = %s", (name,)):
-                        _rows(conn, "SELECT pg_advisory_xact_lock(%s, %s)", (0x6D64_0000, dim))
-                        _rows(conn, hnsw_index_sql(dim))
-            self._hnsw_dims.add(dim)
+        self._graphs_due = bool(ensure_graphs(self._db, self.tenant, min_rows=self.hnsw_min_rows))
 
     # -- search --------------------------------------------------------------------------
 
@@ -255,12 +247,10 @@ class PostgresIndex:
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
         """Cosine recall (offset per script group, as the SQLite index), scores in [0, 1], best first."""
         with self._db.snapshot() as conn:
-            if self.use_hnsw and self._iterative:
-                _rows(conn, "SET LOCAL hnsw.iterative_scan = strict_order")
             calibration = calibrate(conn, self.tenant, query)
             # A search asks for the background right after: the same snapshot's answer, once.
             self._last.calibration = (np.asarray(query, dtype=np.float32).tobytes(), calibration)
-            top = vector_top_k(conn, self.tenant, query, limit, use_hnsw=self.use_hnsw,
+            top = vector_top_k(conn, self.tenant, query, limit, hnsw_min_rows=self.hnsw_min_rows,
                                calibration=calibration)
             if not top:
                 return []

@@ -9,7 +9,7 @@ Only when more than :data:`KEYWORD_POOL` chunks match does PostgreSQL's
 
 Vector recall measures the query's background per script group (as
 :class:`~langchain_md_memory.index.scripts.ScriptVectors` does) and takes each
-group's nearest chunks, exactly or through the HNSW index.
+group's nearest chunks, exactly or through the tenant's HNSW graph of the group.
 
 Example:
     .. code-block:: python
@@ -29,6 +29,7 @@ from ..index.keyword import bm25_score, lucene_idf
 from ..index.scripts import combine_backgrounds
 from ..index.vectors import BACKGROUND_SAMPLE, MIN_BACKGROUND
 from .connection import Conn, PostgresDatabase
+from .graphs import HNSW_EF_SEARCH, hnsw_query
 
 __all__ = [
     "KEYWORD_POOL",
@@ -109,13 +110,18 @@ def calibrate(conn: Conn, tenant: str, query: np.ndarray
     norm = float(np.linalg.norm(q))
     if norm == 0.0 or not math.isfinite(norm):
         return {}, None, {}
+    # Each group's count, and its first rows' cosines, through md_memory_chunks_vectors: the sample
+    # reads BACKGROUND_SAMPLE rows of the group in rowid order, never every vector of the tenant.
+    literal = vector_literal(q)
     rows = _rows(
         conn,
-        "WITH s AS (SELECT script, embedding, row_number() OVER (PARTITION BY script ORDER BY rowid) AS rn "
-        "FROM md_memory_chunks WHERE tenant = %s AND dim = %s AND embedding IS NOT NULL) "
-        "SELECT script, count(*), avg(1 - (embedding <=> %s::vector)) FILTER (WHERE rn <= %s), "
-        "stddev_pop(1 - (embedding <=> %s::vector)) FILTER (WHERE rn <= %s) FROM s GROUP BY script",
-        (tenant, q.shape[0], vector_literal(q), BACKGROUND_SAMPLE, vector_literal(q), BACKGROUND_SAMPLE),
+        "SELECT g.script, g.n, s.mean, s.std FROM (SELECT script, count(*) AS n FROM md_memory_chunks "
+        "WHERE tenant = %(t)s AND dim = %(d)s AND embedding IS NOT NULL GROUP BY script) AS g "
+        "CROSS JOIN LATERAL (SELECT avg(1 - (embedding <=> %(q)s::vector)) AS mean, "
+        "stddev_pop(1 - (embedding <=> %(q)s::vector)) AS std FROM (SELECT embedding FROM md_memory_chunks "
+        "WHERE tenant = %(t)s AND script = g.script AND dim = %(d)s AND embedding IS NOT NULL "
+        "ORDER BY rowid LIMIT %(k)s) AS x) AS s",
+        {"t": tenant, "d": q.shape[0], "q": literal, "k": BACKGROUND_SAMPLE},
     )
     sizes = {int(g): int(n) for g, n, _, _ in rows}
     measured = [(int(g), int(n), (float(mean), float(std or 0.0))) for g, n, mean, std in rows
@@ -128,14 +134,14 @@ Calibration = tuple[dict[int, float], tuple[float, float] | None, dict[int, int]
 """What :func:`calibrate` returns: offsets by group, the memory-wide background, sizes by group."""
 
 
-def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *,
-                 use_hnsw: bool, calibration: Calibration | None = None) -> list[tuple[int, float]]:
+def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *, hnsw_min_rows: int | None,
+                 calibration: Calibration | None = None) -> list[tuple[int, float]]:
     """The ``limit`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``.
 
-    ``use_hnsw`` asks each group through its HNSW index (pgvector ≥ 0.8 iterates the scan until the
-    tenant filter is met); a group whose HNSW answer comes up short is searched exactly. Without
-    it, one scan of the tenant's vectors ranks every group at once. ``calibration``: the query's
-    :func:`calibrate`, when the caller already has it.
+    A script group of at least ``hnsw_min_rows`` vectors is asked through the tenant's HNSW graph of
+    that group (:mod:`.graphs`); one whose graph answer comes up short is searched exactly. The
+    other groups (all of them when ``hnsw_min_rows`` is ``None``) are ranked by one exact scan of
+    the tenant's vectors. ``calibration``: the query's :func:`calibrate`, when the caller has it.
     """
     q = np.asarray(query, dtype=np.float32).ravel()
     offsets, _, sizes = calibration if calibration is not None else calibrate(conn, tenant, q)
@@ -143,8 +149,12 @@ def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *,
         return []
     shifts = offsets if len(sizes) > 1 else {}
     literal, dim = vector_literal(q), q.shape[0]
-    rows = (_hnsw_by_group(conn, tenant, literal, dim, limit, sizes) if use_hnsw
-            else _exact_by_group(conn, tenant, literal, dim, limit))
+    graphed = {g for g, n in sizes.items() if hnsw_min_rows is not None and n >= hnsw_min_rows}
+    rows: list[tuple[int, int, float]] = []
+    for group in sorted(graphed):
+        rows += _hnsw_group(conn, tenant, literal, dim, group, limit, sizes[group])
+    if graphed != sizes.keys():
+        rows += _exact_by_group(conn, tenant, literal, dim, limit, sorted(sizes.keys() - graphed))
     # Cosines clamped to [0, 1], then each group's offset taken off, clamped again.
     found = [(int(r), min(1.0, max(0.0, min(1.0, max(0.0, float(c))) - shifts.get(int(g), 0.0))))
              for r, g, c in rows]
@@ -152,35 +162,31 @@ def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *,
     return found[:limit]
 
 
-def _hnsw_by_group(conn: Conn, tenant: str, literal: str, dim: int, limit: int,
-                   sizes: dict[int, int]) -> list[tuple[int, int, float]]:
-    """``(rowid, group, cosine)``: each group's nearest rows through HNSW, exactly when it comes up short."""
-    found: list[tuple[int, int, float]] = []
-    for group, size in sizes.items():
-        _rows(conn, f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * limit))}")
-        top = _rows(conn, f"SELECT rowid, 1 - (embedding <=> %s::vector) FROM md_memory_chunks "
-                    f"WHERE tenant = %s AND script = %s AND dim = {dim} AND embedding IS NOT NULL "
-                    f"ORDER BY embedding::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
-                    (literal, tenant, group, literal, limit))
-        if len(top) < min(limit, size):
-            # Ordered by the column, not the indexed expression: an exact scan of the tenant's rows.
-            top = _rows(conn, "SELECT rowid, 1 - (embedding <=> %s::vector) AS cos FROM md_memory_chunks "
-                        "WHERE tenant = %s AND script = %s AND dim = %s AND embedding IS NOT NULL "
-                        "ORDER BY embedding <=> %s::vector, rowid LIMIT %s",
-                        (literal, tenant, group, dim, literal, limit))
-        found += [(int(r), group, float(c)) for r, c in top]
-    return found
+def _hnsw_group(conn: Conn, tenant: str, literal: str, dim: int, group: int, limit: int,
+                size: int) -> list[tuple[int, int, float]]:
+    """``(rowid, group, cosine)``: a group's nearest rows by its graph, exactly when it comes up short."""
+    # Sorting disabled: the graph's ordered scan is then the plan whenever the graph exists, whatever
+    # the table's statistics say (a fresh table's would pick a sort of the tenant's rows).
+    _rows(conn, f"SET LOCAL hnsw.ef_search = {max(min(HNSW_EF_SEARCH, 1000), min(limit, 1000))}")
+    _rows(conn, "SET LOCAL enable_sort = off")
+    try:
+        top = _rows(conn, hnsw_query(tenant, dim, group), (literal, literal, limit))
+    finally:
+        _rows(conn, "SET LOCAL enable_sort = on")
+    if len(top) < min(limit, size):
+        return _exact_by_group(conn, tenant, literal, dim, limit, [group])
+    return [(int(r), group, float(c)) for r, c in top]
 
 
-def _exact_by_group(conn: Conn, tenant: str, literal: str, dim: int,
-                    limit: int) -> list[tuple[int, int, float]]:
-    """``(rowid, group, cosine)``: each script group's ``limit`` nearest rows from one scan."""
+def _exact_by_group(conn: Conn, tenant: str, literal: str, dim: int, limit: int,
+                    groups: Sequence[int]) -> list[tuple[int, int, float]]:
+    """``(rowid, group, cosine)``: each of these script groups' ``limit`` nearest rows from one scan."""
     rows = _rows(
         conn,
         "SELECT rowid, script, 1 - d FROM (SELECT rowid, script, d, row_number() OVER "
         "(PARTITION BY script ORDER BY d, rowid) AS rn FROM (SELECT rowid, script, embedding <=> %s::vector "
-        "AS d FROM md_memory_chunks WHERE tenant = %s AND dim = %s AND embedding IS NOT NULL) AS x) AS y "
-        "WHERE rn <= %s",
-        (literal, tenant, dim, limit),
+        "AS d FROM md_memory_chunks WHERE tenant = %s AND dim = %s AND script = ANY(%s) "
+        "AND embedding IS NOT NULL) AS x) AS y WHERE rn <= %s",
+        (literal, tenant, dim, list(groups), limit),
     )
     return [(int(r), int(g), float(c)) for r, g, c in rows]

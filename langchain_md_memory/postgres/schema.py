@@ -11,7 +11,9 @@ time in nanoseconds, strictly above the one before). Chunks mirror the SQLite
 index's columns; ``tsv`` holds the package's own CJK-aware terms
 (:func:`~langchain_md_memory.text.index_terms`) as lexemes, unparsed, with a
 GIN index; ``embedding`` is a pgvector column of any dimension (``dim`` says
-which), with one partial HNSW index per dimension in use.
+which). Vectors are searched through HNSW graphs of each tenant's own, partial
+indexes the index builds after a sync (:mod:`.graphs`), never through one graph
+shared by all tenants.
 
 Example:
     .. code-block:: python
@@ -30,7 +32,7 @@ from psycopg.rows import tuple_row
 
 from ..errors import BackendSchemaError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "hnsw_index_sql"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema"]
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +105,20 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (tenant, key)
     )
     """,
+    # 2: the shared per-dimension HNSW indexes go: a tenant filter discarded most of what they found,
+    # and every insert paid for a graph of all tenants. Each tenant's graphs replace them (.graphs).
+    # A tenant's vectors by script group, in rowid order: the exact scan of a group and the query's
+    # background sample (a group's first rows) read only those rows.
+    r"""
+    DO $$ DECLARE name text; BEGIN
+      FOR name IN SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()
+          AND tablename = 'md_memory_chunks' AND indexname ~ '^md_memory_chunks_hnsw_[0-9]+$' LOOP
+        EXECUTE format('DROP INDEX %I', name);
+      END LOOP;
+    END $$;
+    CREATE INDEX IF NOT EXISTS md_memory_chunks_vectors ON md_memory_chunks (tenant, script, dim, rowid)
+        WHERE embedding IS NOT NULL
+    """,
 )
 """Schema changes in order: ``MIGRATIONS[i]`` takes version ``i`` to ``i + 1``. Append only, never edit."""
 
@@ -110,14 +126,6 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 # Serialises schema changes of every process (the key is this package's, not a tenant's).
 _SCHEMA_LOCK = 0x6D64_0000
-# pgvector's HNSW indexes vectors of at most this many dimensions.
-HNSW_MAX_DIM = 2000
-
-
-def hnsw_index_sql(dim: int) -> str:
-    """The partial HNSW index (cosine) over the chunks embedded with ``dim`` dimensions."""
-    return (f"CREATE INDEX IF NOT EXISTS md_memory_chunks_hnsw_{int(dim)} ON md_memory_chunks "
-            f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}")
 
 
 def ensure_schema(conn: psycopg.Connection[Any]) -> int:

@@ -169,6 +169,7 @@ class Indexer:
             try:
                 self._sync_files(force or self._chunking_changed(), counters, progress, scanned)
                 self._embed_missing(counters, progress)
+                self.index.after_sync()
             except BaseException:
                 self._dirty = True
                 raise
