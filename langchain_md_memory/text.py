@@ -61,7 +61,7 @@ def normalize_text(text: str) -> str:
 # ASCII text has no CJK runs, nothing to normalise and nothing to fold but case: one regex pass
 # gives the same terms as the general path, about 3.5x faster (most notes are plain English).
 _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
-_ASCII_GAP_RE = re.compile(r"[^a-z0-9]+")
+_ASCII_GAPS = str.maketrans({chr(i): " " for i in range(128) if not (chr(i).isdigit() or chr(i).islower())})
 # Folded words, by word: a memory repeats its vocabulary, and NFKD per word is the dear part.
 _FOLDED: dict[str, str] = {}
 _FOLDED_MAX = 50_000
@@ -105,8 +105,8 @@ def index_terms(text: str) -> str:
     query still finds its character.
     """
     if text.isascii():
-        # The gaps between ASCII words become single spaces: the words joined, in one pass.
-        return _ASCII_GAP_RE.sub(" ", text.lower()).strip(" ")
+        # Every character but [a-z0-9] becomes a space; the words are what stays, joined by one.
+        return " ".join(text.lower().translate(_ASCII_GAPS).split())
     return " ".join(_tokens(text, unigrams=True))
 
 

@@ -239,11 +239,7 @@ class MemoryIndex:
         return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def set_vectors(self, vectors: Sequence[tuple[int, np.ndarray]]) -> None:
-        """Attach vectors to existing chunks by rowid.
-
-        A chunk's vector is the embedding cache's vector of its text (see ``VECTOR_JOIN``), which
-        the caller stored: nothing more is written but the news, for other processes' searches.
-        """
+        """Attach vectors to chunks by rowid: the caller stored them in the cache (see ``VECTOR_JOIN``)."""
         if not vectors:
             return
         with self._db.write() as conn:
@@ -255,8 +251,8 @@ class MemoryIndex:
             self._vectors.generation = self._generation()
 
     def clear_vectors(self) -> None:
-        """Drop every stored vector (the embedding identity changed)."""
-        with self._db.write() as conn:  # vectors are read under the identity, which the caller changes next
+        """Drop every vector: the embedding identity changed (the caller stores the new one next)."""
+        with self._db.write() as conn:
             self._bump_generation(conn)
         self._vectors = None
 

@@ -325,6 +325,8 @@ class Indexer:
         if fingerprint is None or not rows:
             return rows
         cached = self.index.cache.lookup([r.embed_hash for r in rows], fingerprint)
+        if not cached:
+            return rows
         c.cached += sum(1 for r in rows if r.embed_hash in cached)
         return [replace(r, vector=cached.get(r.embed_hash)) for r in rows]
 

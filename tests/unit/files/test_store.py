@@ -416,7 +416,9 @@ def test_read_stamped_gives_the_bytes_and_the_stamp_of_one_version(store: Markdo
     assert store.read_stamped("missing/b.md", max_bytes=1_000) is None
 
 
-def test_read_stamped_follows_a_symlink_inside_and_refuses_one_outside(store: MarkdownStore, tmp_path: Path) -> None:
+def test_read_stamped_follows_a_symlink_inside_and_refuses_one_outside(
+    store: MarkdownStore, tmp_path: Path
+) -> None:
     store.write("real/a.md", "- inside\n")
     os.symlink("real", store.root / "linked")
     os.symlink("real/a.md", store.root / "alias.md")
