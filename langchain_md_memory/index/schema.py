@@ -71,6 +71,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     file_kind TEXT NOT NULL,
     updated_at REAL NOT NULL,
     n_terms INTEGER NOT NULL DEFAULT 0,
+    has_vector INTEGER NOT NULL DEFAULT 0,
     access_count INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
@@ -90,7 +91,8 @@ IDENTITY = "coalesce((SELECT value FROM meta WHERE key = 'embedding_identity'), 
 
 VECTOR_JOIN = f"embedding_cache e ON e.hash = c.embed_hash AND e.fingerprint = {IDENTITY}"
 """A chunk's vector is the cache's vector of its text under the index's embedding identity:
-``FROM chunks c JOIN {VECTOR_JOIN}`` (``e.vector``) keeps the chunks that have one."""
+``FROM chunks c JOIN {VECTOR_JOIN}`` (``e.vector``) keeps the chunks that have one. ``chunks.has_vector``
+says the same without the join (set with the vector, cleared with the identity), for counting."""
 
 CHUNK_COLUMNS = (
     "c.rowid, c.id, c.path, c.start_line, c.end_line, c.heading, c.text, c.hash, c.file_kind, c.updated_at"
@@ -205,6 +207,8 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
             _add_missing_columns(conn)
             if version == "1":
                 _vectors_into_cache(conn)
+            # The chunks waiting for a vector, found without reading the others (a sync asks each time).
+            conn.execute("CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(rowid) WHERE has_vector = 0")
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (SCHEMA_VERSION,)
@@ -223,6 +227,7 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
 _ADDED_COLUMNS = (
     ("chunks", "context", "TEXT NOT NULL DEFAULT ''"),
     ("chunks", "script", "INTEGER NOT NULL DEFAULT 0"),
+    ("chunks", "has_vector", "INTEGER NOT NULL DEFAULT 0"),
 )
 """Columns added to schema version 1 after it shipped: an index without them gains them on open."""
 
@@ -247,6 +252,7 @@ def _vectors_into_cache(conn: sqlite3.Connection) -> None:
             "SELECT embed_hash, ?, length(embedding) / 4, embedding FROM chunks WHERE embedding IS NOT NULL",
             (identity[0],),
         )
+    conn.execute("UPDATE chunks SET has_vector = embedding IS NOT NULL")
     try:
         conn.execute("ALTER TABLE chunks DROP COLUMN embedding")
     except sqlite3.OperationalError:

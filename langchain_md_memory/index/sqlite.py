@@ -155,8 +155,8 @@ class MemoryIndex:
                 script = script_group(rec.text)
                 cur = conn.execute(
                     "INSERT INTO chunks(id, path, start_line, end_line, heading, text, hash, embed_hash, "
-                    "context, script, file_kind, updated_at, n_terms) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "context, script, file_kind, updated_at, n_terms, has_vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         rec.id,
                         rec.path,
@@ -171,6 +171,7 @@ class MemoryIndex:
                         rec.file_kind,
                         rec.updated_at,
                         len(row.terms.split()),
+                        row.vector is not None,
                     ),
                 )
                 rowid = cast(int, cur.lastrowid)
@@ -217,9 +218,9 @@ class MemoryIndex:
     def count_chunks(self) -> tuple[int, int]:
         """(chunks, chunks with a vector)."""
         row = self._db.query(
-            f"SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunks c JOIN {VECTOR_JOIN})"
+            "SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunks WHERE has_vector = 0)"
         ).fetchone()
-        return int(row[0]), int(row[1])
+        return int(row[0]), int(row[0]) - int(row[1])
 
     # -- embeddings ---------------------------------------------------------------
 
@@ -231,9 +232,8 @@ class MemoryIndex:
         ``after_rowid`` to page through them without rescanning earlier rows.
         """
         rows = self._db.query(
-            "SELECT c.rowid, c.embed_hash, c.heading, c.text, c.context "
-            f"FROM chunks c LEFT JOIN {VECTOR_JOIN} "
-            "WHERE e.hash IS NULL AND c.rowid > ? ORDER BY c.rowid LIMIT ?",
+            "SELECT rowid, embed_hash, heading, text, context FROM chunks "
+            "WHERE has_vector = 0 AND rowid > ? ORDER BY rowid LIMIT ?",
             (after_rowid, limit),
         ).fetchall()
         return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
@@ -243,6 +243,7 @@ class MemoryIndex:
         if not vectors:
             return
         with self._db.write() as conn:
+            conn.executemany("UPDATE chunks SET has_vector = 1 WHERE rowid = ?", ((r,) for r, _ in vectors))
             self._bump_generation(conn)
         if self._vectors is not None:
             rowids = [rowid for rowid, _ in vectors]
@@ -253,6 +254,7 @@ class MemoryIndex:
     def clear_vectors(self) -> None:
         """Drop every vector: the embedding identity changed (the caller stores the new one next)."""
         with self._db.write() as conn:
+            conn.execute("UPDATE chunks SET has_vector = 0")
             self._bump_generation(conn)
         self._vectors = None
 
@@ -331,10 +333,8 @@ class MemoryIndex:
         for start in range(0, len(ids), 500):
             part = list(ids[start : start + 500])
             marks = ",".join("?" * len(part))
-            rows = self._db.query(
-                f"SELECT c.id, e.vector FROM chunks c JOIN {VECTOR_JOIN} WHERE c.id IN ({marks})", part
-            )
-            out.update((r[0], from_blob(r[1])) for r in rows.fetchall())
+            sql = f"SELECT c.id, e.vector FROM chunks c JOIN {VECTOR_JOIN} WHERE c.id IN ({marks})"
+            out.update((r[0], from_blob(r[1])) for r in self._db.query(sql, part).fetchall())
         return out
 
     def record_access(self, ids: Sequence[str]) -> None:
