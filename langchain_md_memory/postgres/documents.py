@@ -52,6 +52,9 @@ logger = logging.getLogger(__name__)
 # A change that lost this many races in a row gives up (each loss means another writer committed).
 _MAX_ATTEMPTS = 50
 
+# PostgreSQL's text holds at most 1 GB: no document is longer (read_bytes without a limit).
+_TEXT_MAX_BYTES = 2**30
+
 # The database clock in nanoseconds (microsecond resolution): the time part of a revision.
 _NOW_NS = "(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint"
 
@@ -123,14 +126,12 @@ class PostgresDocumentStore:
             MemoryStoreError: over ``max_bytes``.
         """
         rel = self.relpath(path)
-        rows = self.db.query(
-            "SELECT content FROM md_memory_documents WHERE tenant = %s AND path = %s", (self.tenant, rel)
-        )
-        if not rows:
+        found = self.read_stamped(rel, max_bytes=_TEXT_MAX_BYTES if max_bytes is None else max_bytes)
+        if found is None:
             raise MemoryPathError(f"Memory file {rel!r} does not exist")
-        data = str(rows[0][0]).encode("utf-8")
-        if max_bytes is not None and len(data) > max_bytes:
-            raise MemoryStoreError(f"Memory file {rel!r} is {len(data)} bytes, over the {max_bytes} allowed")
+        (_, size), data = found
+        if data is None:  # over the limit: the server did not send it
+            raise MemoryStoreError(f"Memory file {rel!r} is {size} bytes, over the {max_bytes} allowed")
         return data
 
     def read_stamped(self, path: str, *, max_bytes: int) -> tuple[tuple[int, int], bytes | None] | None:

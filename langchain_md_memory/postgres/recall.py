@@ -168,11 +168,10 @@ def _hnsw_group(conn: Conn, tenant: str, literal: str, dim: int, group: int, lim
     # Sorting disabled: the graph's ordered scan is then the plan whenever the graph exists, whatever
     # the table's statistics say (a fresh table's would pick a sort of the tenant's rows).
     _rows(conn, f"SET LOCAL hnsw.ef_search = {max(min(HNSW_EF_SEARCH, 1000), min(limit, 1000))}")
+    # No try/finally: after an error the transaction is aborted and a reset would only mask it.
     _rows(conn, "SET LOCAL enable_sort = off")
-    try:
-        top = _rows(conn, hnsw_query(tenant, dim, group), (literal, literal, limit))
-    finally:
-        _rows(conn, "SET LOCAL enable_sort = on")
+    top = _rows(conn, hnsw_query(tenant, dim, group), (literal, literal, limit))
+    _rows(conn, "SET LOCAL enable_sort = on")
     if len(top) < min(limit, size):
         return _exact_by_group(conn, tenant, literal, dim, limit, [group])
     return [(int(r), group, float(c)) for r, c in top]

@@ -333,3 +333,16 @@ def test_the_dream_lock_of_a_killed_process_is_free_again(pg_url: str, tenant: s
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_read_over_the_limit_names_the_size_and_sends_nothing_back(pg_memory: MarkdownMemory):
+    pg_memory.write("big.md", "x" * 100)
+    store = pg_memory.store
+    assert store.read_bytes("big.md", max_bytes=100) == b"x" * 100
+    with pytest.raises(MemoryStoreError, match=r"'big\.md' is 100 bytes, over the 99 allowed"):
+        store.read_bytes("big.md", max_bytes=99)
+    stamp, data = store.read_stamped("big.md", max_bytes=99) or ((0, 0), b"")
+    assert stamp == store.stat("big.md") and data is None
+    with pytest.raises(MemoryPathError, match="does not exist"):
+        store.read_bytes("missing.md")
+    assert store.read_stamped("missing.md", max_bytes=100) is None
