@@ -17,7 +17,7 @@ small pool:
    ranking of all of them); when FTS5's cut-off is too close, the pool widens; and it repeats.
 
 Only a query made of terms found in most chunks (stop words only) can exhaust the widening; its
-answer is then the rescored FTS5 pool, as before.
+answer is then the best of one wide FTS5 ranking of all its terms, rescored: close, not proven exact.
 
 Example:
     .. code-block:: python
@@ -105,6 +105,15 @@ def top_k(
                 scores[rowid] = bm25_score(terms, indexed.split(), idf, avg_len)
         return heapq.nlargest(limit, scores.values())[-1] if len(scores) >= limit else 0.0
 
+    def best() -> list[tuple[float, int]]:
+        return sorted(((s, r) for r, s in scores.items()), key=lambda item: (-item[0], item[1]))[:limit]
+
+    if len(known) > 1 and df[known[0]] > _WIDEN_POSTINGS:
+        # Every term is in a large share of the chunks (a query of stop words): no round could clear
+        # its bounds in budget, so go straight to the last resort below.
+        rescore([r for r, _ in _ranked(query, match_expression(known), _MAX_WIDEN * first_width)])
+        return best()
+
     while True:
         rare, frequent = known[:essential], known[essential:]
         # Frequent terms FTS5 clamps are left out of the AND: their ratio would void its bound.
@@ -131,10 +140,15 @@ def top_k(
             essential = len(known)  # chunks matching only frequent terms may belong: rank them all
             continue
         if all(_clears(kth, bound) for bound in bounds):
-            return sorted(((s, r) for r, s in scores.items()), key=lambda item: (-item[0], item[1]))[:limit]
+            return best()
         if width >= _MAX_WIDEN * first_width or postings + sum(df[t] for t in joined) > _WIDEN_POSTINGS:
-            # Only terms found in most chunks get here: FTS5's order is all there is to go on.
-            return sorted(((s, r) for r, s in scores.items()), key=lambda item: (-item[0], item[1]))[:limit]
+            # Only terms found in most chunks get here (a query of stop words): no bound can clear in
+            # budget, and widening round by round would rank every posting again each time. One ranking
+            # of all the terms, as wide as widening may go, is the pool: FTS5 gives such terms one idf,
+            # so its order is close to ours and a wide pool holds the true top k (not proven).
+            if width < _MAX_WIDEN * first_width:
+                rescore([r for r, _ in _ranked(query, match_expression(known), _MAX_WIDEN * first_width)])
+            return best()
         width *= 4
 
 

@@ -132,3 +132,31 @@ def test_a_term_never_adds_more_than_its_bound() -> None:
 def test_no_known_term_or_no_room_finds_nothing(index: MemoryIndex) -> None:
     assert _search(index, "zzz-unknown", 5, 5_000) == []
     assert _search(index, "bond", 0, 5_000) == []
+
+
+@pytest.fixture(scope="module")
+def stop_word_index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
+    """25,000 chunks where every query word is in a large share of them (more postings than widening allows)."""
+    rng = random.Random(7)
+    idx = MemoryIndex.open(tmp_path_factory.mktemp("stopwords") / "index.sqlite")
+    share = {"a": 0.85, "the": 0.95, "we": 0.3, "of": 0.55}
+    for f in range(25):
+        rows = []
+        for i in range(1_000):
+            words = [w for w, p in share.items() for _ in range(rng.randrange(1, 4)) if rng.random() < p]
+            words += [f"filler{rng.randrange(500)}" for _ in range(rng.randrange(1, 15))]
+            rng.shuffle(words)
+            text, path = " ".join(words), f"s{f}.md"
+            rec = ChunkRecord(f"{path}:{i}", path, i + 1, i + 1, "", text, f"s{f}-{i}", "evergreen", 0.0)
+            rows.append(ChunkRow(rec, f"s{f}-{i}", index_terms(text), None))
+        idx.replace_file(FileState(f"s{f}.md", 1, 1, str(f)), "evergreen", rows)
+    return idx
+
+
+@pytest.mark.parametrize("query", ["a the", "a we", "the we of", "a the we of"])
+def test_a_query_of_frequent_terms_only_finds_the_exhaustive_top_k(stop_word_index: MemoryIndex, query: str) -> None:
+    # No bound clears within budget here: the answer comes from one wide FTS5 ranking of all the terms,
+    # whose order (one clamped idf for them all) differs from ours, rescored.
+    got = _search(stop_word_index, query, 24, 5_000)
+    want = _exhaustive(stop_word_index, query, 24)
+    assert [rowid for _, rowid in got] == [rowid for _, rowid in want]
