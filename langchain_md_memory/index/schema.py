@@ -30,6 +30,7 @@ from ..errors import IndexBusyError, IndexDamagedError, MemoryIndexError
 __all__ = [
     "CHUNK_COLUMNS",
     "IDENTITY",
+    "PAGE_SIZE",
     "SCHEMA_VERSION",
     "VECTOR_JOIN",
     "connect",
@@ -45,6 +46,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SCHEMA_VERSION = "2"
+PAGE_SIZE = 16_384
+"""The page size of a new index file (an existing one keeps its own until rebuilt)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -197,6 +200,9 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
         version = _schema_version(conn)
         if version is not None and version not in (SCHEMA_VERSION, "1"):
             raise _SchemaMismatch(f"schema version {version}, expected {SCHEMA_VERSION}")
+        # Only a new, empty file takes it: 16 KiB pages hold ten 1.5 KB cached vectors where 4 KiB pages
+        # held two (a quarter of each page left empty), so a build writes a third less to the WAL.
+        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         if target != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")

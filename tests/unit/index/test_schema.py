@@ -97,3 +97,23 @@ def test_an_index_of_schema_1_keeps_every_vector_and_needs_no_embedding_call(tmp
     assert "embedding" not in {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
     conn.close()
+
+
+def test_a_new_index_has_large_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    from langchain_md_memory.index.schema import PAGE_SIZE
+
+    conn = connect(str(tmp_path / "new.sqlite"), 1000)
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 16_384
+    conn.close()
+    # An index made before (4 KiB pages) is opened as it is, not rebuilt.
+    old = sqlite3.connect(tmp_path / "old.sqlite")
+    old.execute("PRAGMA page_size = 4096")
+    old.execute("PRAGMA journal_mode = WAL")
+    old.close()
+    conn = connect(str(tmp_path / "old.sqlite"), 1000)
+    conn.execute("INSERT INTO meta(key, value) VALUES ('kept', 'yes')")
+    conn.close()
+    conn = connect(str(tmp_path / "old.sqlite"), 1000)
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    assert conn.execute("SELECT value FROM meta WHERE key = 'kept'").fetchone()[0] == "yes"
+    conn.close()
