@@ -9,8 +9,9 @@ Five memories, built in one run with the default config and the same model:
 - ``dedup anywhere``: the same replay with ``dedup="memory"``: a fact any earlier-replayed file
   already states is left out too (files replay in the dev set's order);
 - ``both live``: ``plain`` plus each case of ``bench/quality_data/superseded.json``: its old
-  statement (appended to its file unless the dev file already holds it), then its new one,
-  appended (a memory without supersede);
+  statement (appended to its file unless the dev file already holds it: to the end of the section
+  the case names, ``section``, where the file states facts on its subject, else to the file's
+  end), then its new one, appended (a memory without supersede);
 - ``superseded``: ``plain`` plus each old statement (as above), then ``mem.supersede(old, new)``.
 
 Reported: R@5 on the dev questions for each memory, and on the cases' questions how often the
@@ -51,7 +52,7 @@ CASES_FILE = Path(__file__).resolve().parents[1] / "quality_data" / "superseded.
 
 
 def load_cases(path: Path = CASES_FILE, today: dt.date | None = None) -> list[dict[str, Any]]:
-    """The superseded-fact cases: ``{"id", "file", "old", "new", "queries"}`` each.
+    """The superseded-fact cases: ``{"id", "file", "old", "new", "queries"}`` each, some with ``section``.
 
     A ``file`` naming a dated file of the dev set (``daily/ago-2.md``) becomes its name in the
     memory folder (``memory/YYYY-MM-DD.md``), as :func:`~bench.quality.devset.load_dev` names it.
@@ -100,7 +101,11 @@ def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings 
     with _open(folder, embeddings) as mem:
         for case in cases:
             if case["old"] not in dev.documents.get(case["file"], ""):  # else superseded where it stands
-                mem.append(f"- {case['old']}", file=case["file"])
+                if case.get("section"):  # filed with the facts on its subject, as a person would
+                    if mem.remember(f"- {case['old']}", file=case["file"], section=case["section"]).written != 1:
+                        raise RuntimeError(f"case {case['id']}: old statement not written to its section")
+                else:
+                    mem.append(f"- {case['old']}", file=case["file"])
             if supersede:
                 if not mem.supersede(case["old"], case["new"], file=case["file"]):
                     raise RuntimeError(f"case {case['id']}: old statement not found to supersede")
