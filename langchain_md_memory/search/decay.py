@@ -7,9 +7,10 @@ does not lose value for having been written long ago.
 
 Recency also orders statements of one fact: a hit holding a line the package wrote on day *W*
 (its ``<!-- src: ... W -->`` comment, e.g. left by ``supersede``) is newer than a log or note
-dated before *W*, and ranks above such a hit when it scores at least ``floor`` times as much
-(the span age alone may move a dated note by). The older hit's score is lowered to just below
-the newer one's, the factor recorded in its ``decay``; it is not buried.
+dated before *W*, and ranks above such a hit when it scores at least ``newer_first`` (0.8, the
+default decay floor: the span age alone may move an old note by) times as much. The older hit's
+score is lowered to just below the newer one's, the factor recorded in its ``decay``; it is not
+buried.
 
 Example:
     .. code-block:: python
@@ -90,16 +91,20 @@ def hit_day(hit: MemorySearchResult) -> dt.date | None:
     return max((day for day in days if day is not None), default=None)
 
 
-def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float) -> list[MemorySearchResult]:
+def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float,
+                           min_relevance: float = 0.0) -> list[MemorySearchResult]:
     """``hits`` re-sorted so a newer written statement ranks above older dated hits of comparable score.
 
-    For each hit whose provenance names the day it was written (*W*), every dated hit ranked above
-    it whose day is before *W* and whose score it reaches ``ratio`` times of moves to just below it
-    (score and ``decay`` scaled by the same factor). Hits without provenance never move others.
+    For each hit whose provenance names the day it was written (*W*) and whose ``relevance`` is at
+    least ``min_relevance`` (it answers the query itself: a chunk is dated by any line written in
+    it, which may be on a neighbouring subject), every dated hit ranked above it whose day is before
+    *W* and whose score it reaches ``ratio`` times of moves to just below it (score and ``decay``
+    scaled by the same factor). Hits without provenance never move others.
     """
     out = sort_hits(hits)
     days = [hit_day(hit) for hit in out]
-    written = sorted((i for i, hit in enumerate(out) if provenance_day(hit.provenance) is not None),
+    written = sorted((i for i, hit in enumerate(out)
+                      if hit.relevance >= min_relevance and provenance_day(hit.provenance) is not None),
                      key=lambda i: -out[i].score)
     for n in written:
         newer, day = out[n], days[n]
@@ -119,13 +124,16 @@ def apply_temporal_decay(
     now: dt.datetime,
     enabled: bool = True,
     floor: float = 0.0,
+    newer_first: float = 1.0,
+    newer_relevance: float = 0.0,
 ) -> list[MemorySearchResult]:
     """Multiply each dated hit's score by its decay, record it in ``decay``, re-sort.
 
     Undated hits, and every hit when ``enabled`` is false, pass through
     untouched, so their ``decay`` stays exactly 1.0 (the default of a fresh hit).
-    When enabled, :func:`newer_statements_first` then orders written statements
-    above older dated hits scoring at most ``1 / floor`` times as much.
+    When enabled and ``newer_first < 1``, :func:`newer_statements_first` then orders
+    written statements above older dated hits scoring at most ``1 / newer_first`` times as much
+    (only those whose ``relevance`` reaches ``newer_relevance``).
     """
     out: list[MemorySearchResult] = []
     for hit in hits:
@@ -135,4 +143,6 @@ def apply_temporal_decay(
             continue
         multiplier = decay_multiplier(age, half_life_days, floor)
         out.append(dataclasses.replace(hit, score=hit.score * multiplier, decay=hit.decay * multiplier))
-    return newer_statements_first(out, floor) if enabled else sort_hits(out)
+    if enabled and newer_first < 1.0:
+        return newer_statements_first(out, newer_first, newer_relevance)
+    return sort_hits(out)

@@ -249,7 +249,8 @@ def test_a_fact_superseded_today_outranks_a_month_old_log_of_the_old_value(tmp_p
 
 
 def test_remember_files_a_fact_in_its_section_or_a_new_one(mem):
-    mem.append("# Health\n\n## Doctors\n- GP: Dr. Paulo Reis.\n\n## 体检记录\n- 血压一直正常。\n", file="health.md")
+    mem.append("# Health\n\n## Doctors\n- GP: Dr. Paulo Reis.\n\n## 体检记录\n- 血压一直正常。\n",
+               file="health.md")
     done = mem.remember("- Knee physio on Wednesdays at 18:30.", file="health.md", section="## Doctors")
     assert done.written == 1
     again = mem.remember("- knee physio on wednesdays at 18:30", file="health.md", section="Doctors")
@@ -259,6 +260,6 @@ def test_remember_files_a_fact_in_its_section_or_a_new_one(mem):
         "# Health\n\n## Doctors\n- GP: Dr. Paulo Reis.\n- Knee physio on Wednesdays at 18:30.\n\n"
         "## 体检记录\n- 血压一直正常。\n\n## Vaccines\n- Flu shot every October.\n")
     hit = mem.search("knee physio day")[0]
-    assert "## Doctors" in hit.text and "Wednesdays" in hit.text and "体检" not in hit.text  # its subject's chunk
+    assert "## Doctors" in hit.text and "Wednesdays" in hit.text and "体检" not in hit.text  # its chunk
     with pytest.raises(ValueError, match="not both"):
         mem.remember("- x", file="health.md", heading="## A", section="## B")
