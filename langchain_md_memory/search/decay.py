@@ -7,8 +7,9 @@ does not lose value for having been written long ago.
 
 Recency also orders statements of one fact: a hit holding a line the package wrote on day *W*
 (its ``<!-- src: ... W -->`` comment, e.g. left by ``supersede``) is newer than a log or note
-dated before *W*, and ranks above such a hit when it scores at least ``newer_first`` (0.8, the
-default decay floor: the span age alone may move an old note by) times as much. The older hit's
+dated before *W*: when it answers the query itself (its relevance reaches the gate's bar), it ranks
+above such a hit that it scores at least ``newer_first`` (0.8, the default decay floor: the span
+age alone may move an old note by) times as much. The older hit's
 score is lowered to just below the newer one's, the factor recorded in its ``decay``; it is not
 buried.
 
@@ -111,7 +112,8 @@ def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float,
         assert day is not None
         for o, older in enumerate(out):
             then = days[o]
-            if then is not None and then < day and older.score > newer.score >= ratio * older.score:
+            if (then is not None and then < day and older.score > newer.score > 0
+                    and newer.score >= ratio * older.score):
                 factor = newer.score / older.score * (1.0 - 1e-9)
                 out[o] = dataclasses.replace(older, score=older.score * factor, decay=older.decay * factor)
     return sort_hits(out)
