@@ -95,10 +95,11 @@ class AsyncMemoryMethods(DocumentMethods):
         return await asyncio.to_thread(self.append, content, file)
 
     async def aremember(self, content: str, file: str = "long_term", *, source: str | None = None,
-                        heading: str | None = None, expires: str | dt.date | None = None) -> Remembered:
+                        heading: str | None = None, expires: str | dt.date | None = None,
+                        section: str | None = None) -> Remembered:
         """Async twin of :meth:`remember`."""
         return await asyncio.to_thread(self.remember, content, file, source=source, heading=heading,
-                                       expires=expires)
+                                       expires=expires, section=section)
 
     async def asupersede(self, old_text: str, new_text: str, file: str = "long_term", *,
                          source: str | None = None, today: dt.date | None = None,

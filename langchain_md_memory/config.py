@@ -27,7 +27,7 @@ SEED_RANKING: dict[str, Any] = {
     "vector_weight": 0.7,
     "text_weight": 0.3,
     "min_score": 0.1,
-    "temporal_decay": {"floor": 0.0},
+    "temporal_decay": {"floor": 0.0, "newer_first": 1.0},
     "mmr": {"duplicate_threshold": 0.0},
 }
 """Overrides that restore the specification's ranking formulas exactly: ``MemoryConfig(**SEED_RANKING)``.
@@ -58,6 +58,11 @@ class TemporalDecayConfig(_Frozen):
     enabled: bool = True
     half_life_days: float = Field(30.0, gt=0)
     floor: float = Field(0.8, ge=0.0, le=1.0)
+    newer_first: float = Field(0.8, ge=0.0, le=1.0)
+    """A line the package wrote on a day (its ``src:`` comment, e.g. from ``supersede``) is newer
+    than a log or note dated before: its hit, when it answers the query itself (relevance 0.45),
+    ranks above such a hit when it scores at least this share of it (the older one moves just
+    below, not buried). ``1.0`` turns it off."""
 
 
 class MMRConfig(_Frozen):

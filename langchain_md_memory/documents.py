@@ -30,7 +30,9 @@ from .facts import (
     expired,
     expiry_date,
     fact_lines,
+    into_section,
     normalize_fact,
+    provenance_label,
     same_fact,
     supersede_in,
     with_expiry,
@@ -102,7 +104,8 @@ class DocumentMethods:
         return path
 
     def remember(self, content: str, file: str = "long_term", *, source: str | None = None,
-                 heading: str | None = None, expires: str | dt.date | None = None) -> Remembered:
+                 heading: str | None = None, expires: str | dt.date | None = None,
+                 section: str | None = None) -> Remembered:
         """Append the facts of ``content`` that memory does not already state.
 
         Secrets are redacted first. With ``dedup`` on, each fact line equal (after normalising) or
@@ -111,7 +114,9 @@ class DocumentMethods:
         where it stands. ``source`` (see :func:`~langchain_md_memory.facts.provenance_label`) ends
         each written fact as a ``<!-- src: ... -->`` comment, ``expires`` (the last day the facts
         hold, ``YYYY-MM-DD``, today or later) as ``<!-- expires: ... -->``; ``heading`` is written
-        above the facts, only when some are.
+        above the facts, only when some are. ``section`` (``"## Doctors"`` or a bare title) files
+        them at the end of the file's section of that title instead, a new ``##`` one at the end
+        of the file when it has none: a fact joins the chunk of its subject, not the last one.
 
         Example:
             .. code-block:: python
@@ -123,6 +128,8 @@ class DocumentMethods:
         path = self._writable(file)
         if not content or not content.strip():
             raise MemoryInputError("content is empty: give the text to remember")
+        if heading and section:
+            raise MemoryInputError("give heading (a new section) or section (an existing one), not both")
         until = None if expires is None else expiry_date(expires, dt.date.today())
         self._check_size(content)
         text, redacted = self._redact_counted(content)
@@ -150,6 +157,14 @@ class DocumentMethods:
             if written == 0 and duplicates:
                 return Remembered(path, 0, tuple(duplicates), redacted)
             body = "\n".join(kept).strip("\n")
+            current = self.store.read_lines(path) if section and self.store.exists(path) else ""
+            placed = into_section(current, section, body) if section and current else None
+            if placed is not None:
+                self.store.write(path, placed)
+                self.mark_changed()
+                return Remembered(path, written, tuple(duplicates), redacted)
+            if section:
+                heading = section if section.lstrip().startswith("#") else f"## {section.strip()}"
             if heading:
                 blank = "\n" if self.store.exists(path) and self.store.read_lines(path).strip() else ""
                 body = f"{blank}{heading}\n{body}"
@@ -164,7 +179,9 @@ class DocumentMethods:
         The old line(s) move to the file's ``## History`` section as ``- ~~old~~ (superseded <day>)``:
         a person still reads what was believed and when it changed, and search no longer finds it
         (superseded lines are not indexed). ``expires`` as in :meth:`remember`. False when
-        ``old_text`` is not in the file.
+        ``old_text`` is not in the file. The new line ends with ``<!-- src: ... -->`` (``source``,
+        or ``via=supersede <day>`` when none is given, unless ``provenance`` is off): the day it
+        was written is what lets search rank it above an older log of the replaced fact.
         """
         path = self._writable(file)
         if not new_text.strip():
@@ -174,7 +191,7 @@ class DocumentMethods:
         self._check_size(new_text)
         new_text = self.redact(new_text)
         self._check_size(new_text)
-        source = source if self.config.provenance else None
+        source = (source or provenance_label(via="supersede", when=day)) if self.config.provenance else None
 
         def change(current: str | None) -> str | None:
             return None if current is None else supersede_in(current, old_text, new_text, day, source, until)

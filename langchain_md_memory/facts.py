@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from collections.abc import Iterator, Sequence
@@ -42,8 +43,10 @@ __all__ = [
     "expiry_date",
     "fact_lines",
     "hidden_lines",
+    "into_section",
     "normalize_fact",
     "parse_provenance",
+    "provenance_day",
     "provenance_label",
     "same_fact",
     "strip_annotations",
@@ -53,6 +56,7 @@ __all__ = [
 ]
 
 _SRC_RE = re.compile(r"<!--\s*src:\s*(.*?)\s*-->")
+_DAY_RE = re.compile(r"(?:^|\s)(\d{4}-\d{2}-\d{2})$")  # provenance_label ends with the day
 _EXPIRES_RE = re.compile(r"<!--\s*expires:\s*(\d{4}-\d{2}-\d{2})\s*-->")
 _EXPIRES_COMMENT_RE = re.compile(r"[ \t]*<!--[ \t]*expires:[^\n]*?-->")
 _ANNOTATION_RE = re.compile(r"[ \t]*<!--[ \t]*(?:src|expires):[^\n]*?-->")
@@ -194,6 +198,20 @@ def parse_provenance(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m[1] for m in _SRC_RE.finditer(text) if m[1]))
 
 
+def provenance_day(sources: Sequence[str]) -> dt.date | None:
+    """The newest day ending a ``src:`` comment body (:func:`parse_provenance`); ``None`` if none does.
+
+    The day a line was written by the package: a chunk holding it states something as of that day.
+    """
+    days = []
+    for source in sources:
+        found = _DAY_RE.search(source.strip())
+        if found is not None:
+            with contextlib.suppress(ValueError):  # 2026-13-40 names no day
+                days.append(dt.date.fromisoformat(found[1]))
+    return max(days, default=None)
+
+
 def expired(line: str, today: dt.date) -> bool:
     """True when ``line`` carries ``<!-- expires: YYYY-MM-DD -->`` and that day has passed."""
     found = _EXPIRES_RE.search(line)
@@ -325,6 +343,31 @@ def before_history(text: str, addition: str) -> str | None:
         last -= 1
     lines[last:last] = addition.strip("\n").split("\n")
     return "\n".join(lines)
+
+
+def into_section(text: str, section: str, addition: str) -> str | None:
+    """``text`` with ``addition`` at the end of its first live section titled ``section``; else ``None``.
+
+    ``section`` is a heading (``## Doctors``: that level and title) or a bare title (any level);
+    titles compare case-insensitively. The addition goes after the section's own last line,
+    above its trailing blank lines and any sub-heading.
+    """
+    wanted = _HEADING_RE.match(section.strip())
+    level = len(wanted[1]) if wanted else None
+    title = (wanted[2] or "" if wanted else section).strip().casefold()
+    lines = text.split("\n")
+    outline = [heading for _, heading in _outline(lines)]
+    hidden = hidden_lines(lines)
+    for at, heading in enumerate(outline):
+        if (heading is None or hidden[at] or (heading[2] or "").strip().casefold() != title
+                or level not in (None, len(heading[1]))):
+            continue
+        end = next((i for i in range(at + 1, len(lines)) if outline[i] is not None), len(lines))
+        while end - 1 > at and not lines[end - 1].strip():
+            end -= 1
+        lines[end:end] = addition.strip("\n").split("\n")
+        return "\n".join(lines)
+    return None
 
 
 def _history_entry(line: str, day: dt.date, why: str = "superseded") -> str:

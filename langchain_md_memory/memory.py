@@ -279,12 +279,15 @@ class ProjectMemory(MarkdownMemory):
         return super().append(content, file)
 
     def remember(self, content: str, file: str = "long_term", *, source: str | None = None,
-                 heading: str | None = None, expires: str | dt.date | None = None) -> Remembered:
+                 heading: str | None = None, expires: str | dt.date | None = None,
+                 section: str | None = None) -> Remembered:
         """Append what memory does not already state; ``~global/...`` goes to the global memory."""
         inner = split_global_path(file)
         if inner is None:
-            return super().remember(content, file, source=source, heading=heading, expires=expires)
-        done = self.global_memory.remember(content, inner, source=source, heading=heading, expires=expires)
+            return super().remember(content, file, source=source, heading=heading, expires=expires,
+                                    section=section)
+        done = self.global_memory.remember(content, inner, source=source, heading=heading, expires=expires,
+                                           section=section)
         return dataclasses.replace(done, path=GLOBAL_PREFIX + done.path, duplicates=tuple(
             (fact, GLOBAL_PREFIX + at) for fact, at in done.duplicates))
 

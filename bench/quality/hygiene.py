@@ -9,8 +9,9 @@ Five memories, built in one run with the default config and the same model:
 - ``dedup anywhere``: the same replay with ``dedup="memory"``: a fact any earlier-replayed file
   already states is left out too (files replay in the dev set's order);
 - ``both live``: ``plain`` plus each case of ``bench/quality_data/superseded.json``: its old
-  statement (appended to its file unless the dev file already holds it), then its new one,
-  appended (a memory without supersede);
+  statement (appended to its file unless the dev file already holds it: to the end of the section
+  the case names, ``section``, where the file states facts on its subject, else to the file's
+  end), then its new one, appended (a memory without supersede);
 - ``superseded``: ``plain`` plus each old statement (as above), then ``mem.supersede(old, new)``.
 
 Reported: R@5 on the dev questions for each memory, and on the cases' questions how often the
@@ -27,7 +28,9 @@ Example:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
+import difflib
 import json
 import sys
 import tempfile
@@ -51,7 +54,7 @@ CASES_FILE = Path(__file__).resolve().parents[1] / "quality_data" / "superseded.
 
 
 def load_cases(path: Path = CASES_FILE, today: dt.date | None = None) -> list[dict[str, Any]]:
-    """The superseded-fact cases: ``{"id", "file", "old", "new", "queries"}`` each.
+    """The superseded-fact cases: ``{"id", "file", "old", "new", "queries"}`` each, some with ``section``.
 
     A ``file`` naming a dated file of the dev set (``daily/ago-2.md``) becomes its name in the
     memory folder (``memory/YYYY-MM-DD.md``), as :func:`~bench.quality.devset.load_dev` names it.
@@ -94,19 +97,47 @@ def _replayed(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | 
     return MemorySet(f"dedup={dedup}", written, queries)
 
 
+def _line_map(before: str, after: str) -> dict[int, int]:
+    """1-based line numbers of ``before`` to where they stand in ``after`` (lines rewritten in place too)."""
+    moved: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, before.split("\n"), after.split("\n"), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            moved.update({i + 1: j1 + (i - i1) + 1 for i in range(i1, i2)})
+    return moved
+
+
 def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | None,
-                cases: Sequence[dict[str, Any]], *, supersede: bool) -> None:
+                cases: Sequence[dict[str, Any]], *, supersede: bool) -> MemorySet:
+    """``dev`` plus the cases (see the module docstring), its gold moved with lines filed above it."""
     write_tree(folder, dev.documents)
     with _open(folder, embeddings) as mem:
         for case in cases:
             if case["old"] not in dev.documents.get(case["file"], ""):  # else superseded where it stands
-                mem.append(f"- {case['old']}", file=case["file"])
+                if case.get("section"):  # filed with the facts on its subject, as a person would
+                    done = mem.remember(f"- {case['old']}", file=case["file"], section=case["section"])
+                    if done.written != 1:
+                        raise RuntimeError(f"case {case['id']}: old statement not written to its section")
+                else:
+                    mem.append(f"- {case['old']}", file=case["file"])
             if supersede:
                 if not mem.supersede(case["old"], case["new"], file=case["file"]):
                     raise RuntimeError(f"case {case['id']}: old statement not found to supersede")
             else:
                 mem.append(f"- {case['new']}", file=case["file"])
         mem.sync()
+        maps = {rel: _line_map(text, mem.get(rel)) for rel, text in dev.documents.items()
+                if not rel.startswith("sessions/")}
+
+    def moved(ref: GoldRef) -> GoldRef:
+        lines = maps.get(ref.path)
+        if lines is None or ref.start_line is None or ref.end_line is None:
+            return ref
+        return GoldRef(ref.path, lines.get(ref.start_line, -1), lines.get(ref.end_line, -1))
+
+    queries = [dataclasses.replace(q, gold=tuple(tuple(moved(r) for r in group) for group in q.gold))
+               for q in dev.queries]
+    return MemorySet(f"cases, supersede={supersede}", dev.documents, queries)
 
 
 def _rank(hits: Sequence[Any], text: str) -> int | None:
@@ -154,8 +185,9 @@ def run(embeddings: QueryCachedEmbeddings | None, workdir: Path,
         log(f"{name} replay built and measured")
     for name, supersede in (("both live", False), ("superseded", True)):
         folder = workdir / name.replace(" ", "-")
-        _with_cases(dev, folder, embeddings, cases, supersede=supersede)
-        result[name] = {"dev_r5": _r_at_5(folder, dev, embeddings), **current_wins(folder, embeddings, cases)}
+        written = _with_cases(dev, folder, embeddings, cases, supersede=supersede)
+        result[name] = {"dev_r5": _r_at_5(folder, written, embeddings),
+                        **current_wins(folder, embeddings, cases)}
         log(f"{name} built and measured")
     result["seconds"] = time.perf_counter() - started
     return result

@@ -5,6 +5,14 @@ with the seed's ``floor=0``, 1.0 today, 0.5 at one half life, 0.25 at two. Everg
 (``MEMORY.md``, any non-dated topic file such as ``goals.md``) never decay: a standing preference
 does not lose value for having been written long ago.
 
+Recency also orders statements of one fact: a hit holding a line the package wrote on day *W*
+(its ``<!-- src: ... W -->`` comment, e.g. left by ``supersede``) is newer than a log or note
+dated before *W*: when it answers the query itself (its relevance reaches the gate's bar), it ranks
+above such a hit that it scores at least ``newer_first`` (0.8, the default decay floor: the span
+age alone may move an old note by) times as much. The older hit's
+score is lowered to just below the newer one's, the factor recorded in its ``decay``; it is not
+buried.
+
 Example:
     .. code-block:: python
 
@@ -22,11 +30,12 @@ import math
 from collections.abc import Iterable
 
 from ..errors import MemoryInputError
+from ..facts import provenance_day
 from ..files.paths import daily_date
 from ..types import MemorySearchResult
 from .merge import sort_hits
 
-__all__ = ["apply_temporal_decay", "decay_multiplier", "hit_age_days"]
+__all__ = ["apply_temporal_decay", "decay_multiplier", "hit_age_days", "hit_day", "newer_statements_first"]
 
 _SECONDS_PER_DAY = 86_400.0
 
@@ -71,6 +80,45 @@ def hit_age_days(hit: MemorySearchResult, now: dt.datetime) -> float | None:
     return float((now.date() - day).days)
 
 
+def hit_day(hit: MemorySearchResult) -> dt.date | None:
+    """The newest day a hit is known to state things as of, or ``None`` when none is known.
+
+    A daily log's day, a session chunk's indexing day, and the newest day its provenance
+    comments end with (the day the package wrote a line of it); undated evergreen text has none.
+    """
+    days = [provenance_day(hit.provenance), daily_date(hit.path)]
+    if hit.file_kind == "session" and hit.updated_at > 0:
+        days.append(dt.datetime.fromtimestamp(hit.updated_at).date())
+    return max((day for day in days if day is not None), default=None)
+
+
+def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float,
+                           min_relevance: float = 0.0) -> list[MemorySearchResult]:
+    """``hits`` re-sorted so a newer written statement ranks above older dated hits of comparable score.
+
+    For each hit whose provenance names the day it was written (*W*) and whose ``relevance`` is at
+    least ``min_relevance`` (it answers the query itself: a chunk is dated by any line written in
+    it, which may be on a neighbouring subject), every dated hit ranked above it whose day is before
+    *W* and whose score it reaches ``ratio`` times of moves to just below it (score and ``decay``
+    scaled by the same factor). Hits without provenance never move others.
+    """
+    out = sort_hits(hits)
+    days = [hit_day(hit) for hit in out]
+    written = sorted((i for i, hit in enumerate(out)
+                      if hit.relevance >= min_relevance and provenance_day(hit.provenance) is not None),
+                     key=lambda i: -out[i].score)
+    for n in written:
+        newer, day = out[n], days[n]
+        assert day is not None
+        for o, older in enumerate(out):
+            then = days[o]
+            if (then is not None and then < day and older.score > newer.score > 0
+                    and newer.score >= ratio * older.score):
+                factor = newer.score / older.score * (1.0 - 1e-9)
+                out[o] = dataclasses.replace(older, score=older.score * factor, decay=older.decay * factor)
+    return sort_hits(out)
+
+
 def apply_temporal_decay(
     hits: Iterable[MemorySearchResult],
     *,
@@ -78,11 +126,16 @@ def apply_temporal_decay(
     now: dt.datetime,
     enabled: bool = True,
     floor: float = 0.0,
+    newer_first: float = 1.0,
+    newer_relevance: float = 0.0,
 ) -> list[MemorySearchResult]:
     """Multiply each dated hit's score by its decay, record it in ``decay``, re-sort.
 
     Undated hits, and every hit when ``enabled`` is false, pass through
     untouched, so their ``decay`` stays exactly 1.0 (the default of a fresh hit).
+    When enabled and ``newer_first < 1``, :func:`newer_statements_first` then orders
+    written statements above older dated hits scoring at most ``1 / newer_first`` times as much
+    (only those whose ``relevance`` reaches ``newer_relevance``).
     """
     out: list[MemorySearchResult] = []
     for hit in hits:
@@ -92,4 +145,6 @@ def apply_temporal_decay(
             continue
         multiplier = decay_multiplier(age, half_life_days, floor)
         out.append(dataclasses.replace(hit, score=hit.score * multiplier, decay=hit.decay * multiplier))
+    if enabled and newer_first < 1.0:
+        return newer_statements_first(out, newer_first, newer_relevance)
     return sort_hits(out)

@@ -34,7 +34,7 @@ from .decay import apply_temporal_decay
 from .fusion import resolve_fusion
 from .merge import filter_min_score, merge_candidates
 from .mmr import Similarity, cosine_similarity_fn, mmr_rerank
-from .relevance import annotate_relevance, calibration, relevant
+from .relevance import DEFAULT_MIN_RELEVANCE, annotate_relevance, calibration, relevant
 from .weighting import apply_source_weights
 
 __all__ = ["FUNNEL_STAGES", "RankedResults", "Recall", "rank"]
@@ -141,6 +141,8 @@ def rank(
         now=when,
         enabled=config.temporal_decay.enabled,
         floor=config.temporal_decay.floor,
+        newer_first=config.temporal_decay.newer_first,
+        newer_relevance=DEFAULT_MIN_RELEVANCE,  # the bar of a hit that answers the query
     )
     pool = [
         dataclasses.replace(hit, relevance_rank=position)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory, create_memory_tools
+from langchain_md_memory import MarkdownMemory, MemoryConfig, create_memory_tools
 from langchain_md_memory.facts import expired
 from langchain_md_memory.files.paths import daily_file_name
 
@@ -226,3 +226,40 @@ def test_a_fact_appended_after_a_supersede_stays_live_above_the_history(mem):
         == [history - 3, history - 2]
     assert "Tuesdays" in mem.search("runs Tuesdays")[0].text
     assert "decaf" in mem.search("decaf")[0].text
+
+
+@pytest.mark.parametrize("provenance", [True, False])
+def test_a_fact_superseded_today_outranks_a_month_old_log_of_the_old_value(tmp_path: Path, provenance: bool):
+    # The log holds the old value as an event and matches the question a little better; the
+    # superseding line carries the day it was written, so it is the newer statement and ranks
+    # first. Without provenance nothing dates the new line and the log keeps its lead.
+    config = MemoryConfig(provenance=provenance)
+    with MarkdownMemory(tmp_path / "memory", embeddings="none", config=config) as mem:
+        mem.append("# Memory\n\n## Gym\n- Prefers tea over coffee.\n- Lives in Lisbon with Tomás.\n"
+                   "- Gym: Holmes Place Saldanha, weekday mornings.")
+        log = daily_file_name(dt.date.today() - dt.timedelta(days=30))
+        mem.write(log, "## 08:00 gym\n- Joined a gym: Holmes Place Saldanha, weekday mornings.\n")
+        assert mem.supersede("Gym: Holmes Place Saldanha, weekday mornings.",
+                             "Gym: switched to Fitness Hut Arroios, weekday evenings.")
+        assert ("via=supersede" in mem.get("MEMORY.md")) is provenance
+        hits = mem.search("Which gym do I go to?")
+    assert [hit.path for hit in hits] == (["MEMORY.md", log] if provenance else [log, "MEMORY.md"])
+    if provenance:  # ordered, not buried: just below the new fact, the factor in its decay
+        assert hits[1].score == pytest.approx(hits[0].score) and hits[1].decay < hits[0].decay
+
+
+def test_remember_files_a_fact_in_its_section_or_a_new_one(mem):
+    mem.append("# Health\n\n## Doctors\n- GP: Dr. Paulo Reis.\n\n## 体检记录\n- 血压一直正常。\n",
+               file="health.md")
+    done = mem.remember("- Knee physio on Wednesdays at 18:30.", file="health.md", section="## Doctors")
+    assert done.written == 1
+    again = mem.remember("- knee physio on wednesdays at 18:30", file="health.md", section="Doctors")
+    assert again.written == 0  # still deduplicated
+    mem.remember("- Flu shot every October.", file="health.md", section="Vaccines")
+    assert mem.get("health.md") == (
+        "# Health\n\n## Doctors\n- GP: Dr. Paulo Reis.\n- Knee physio on Wednesdays at 18:30.\n\n"
+        "## 体检记录\n- 血压一直正常。\n\n## Vaccines\n- Flu shot every October.\n")
+    hit = mem.search("knee physio day")[0]
+    assert "## Doctors" in hit.text and "Wednesdays" in hit.text and "体检" not in hit.text  # its chunk
+    with pytest.raises(ValueError, match="not both"):
+        mem.remember("- x", file="health.md", heading="## A", section="## B")

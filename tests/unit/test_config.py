@@ -10,6 +10,7 @@ def test_defaults_match_the_design_table():
     assert (cfg.max_results, cfg.min_score, cfg.fusion) == (6, None, "weighted")  # None: 0.45 on relevance
     assert (cfg.vector_weight, cfg.text_weight) == (0.5, 0.5)
     assert (cfg.temporal_decay.floor, cfg.mmr.duplicate_threshold) == (0.8, 0.5)
+    assert cfg.temporal_decay.newer_first == 0.8
     assert cfg.candidate_multiplier == 4
     assert (cfg.chunk_tokens, cfg.chunk_overlap_tokens) == (400, 80)
     assert cfg.max_session_context_tokens == 2000
@@ -65,6 +66,7 @@ def test_seed_ranking_restores_the_specification_formulas():
     assert (seed.fusion, seed.min_score) == ("weighted_raw", 0.1)
     assert (seed.vector_weight, seed.text_weight) == (0.7, 0.3)
     assert seed.temporal_decay.floor == 0.0 and seed.mmr.duplicate_threshold == 0.0
+    assert seed.temporal_decay.newer_first == 1.0  # the specs order by score and decay only
 
 
 def test_vector_dtype_reaches_the_index(tmp_path):

@@ -10,8 +10,10 @@ from langchain_md_memory.facts import (
     expired,
     expiry_date,
     fact_lines,
+    into_section,
     normalize_fact,
     parse_provenance,
+    provenance_day,
     provenance_label,
     same_fact,
     supersede_in,
@@ -113,3 +115,22 @@ def test_expire_in_strikes_past_facts_under_history_and_keeps_the_rest_in_place(
                     "\n## Goals\n- Run\n")
     assert [f.text for f in fact_lines(kept)] == ["- Tea <!-- expires: 2027-02-01 -->", "- Run"]
     assert expire_in(kept, dt.date(2027, 2, 1)) == (kept, ())  # struck lines never expire twice
+
+
+def test_provenance_day_is_the_newest_day_ending_a_source_comment() -> None:
+    sources = parse_provenance("- A <!-- src: thread=t1 2026-01-02 -->\n"
+                               "- B <!-- src: via=supersede 2026-12-03 -->")
+    assert provenance_day(sources) == DAY
+    assert provenance_day((provenance_label(thread="t9", when=DAY),)) == DAY
+    assert provenance_day(("thread=2026-05-05",)) is None  # a day inside a value is not the write day
+    assert provenance_day(("via=flush 2026-13-40",)) is None and provenance_day(()) is None
+
+
+def test_into_section_adds_after_the_sections_own_lines_and_none_when_no_section_has_the_title() -> None:
+    text = "# Health\n\n## Doctors\n- GP: Dr. Reis.\n\n### Old\n- x\n\n## History\n## doctors\n"
+    assert into_section(text, "## Doctors", "- Physio on Wednesdays.") == (
+        "# Health\n\n## Doctors\n- GP: Dr. Reis.\n- Physio on Wednesdays.\n\n"
+        "### Old\n- x\n\n## History\n## doctors\n")
+    assert into_section(text, "old", "- y") == text.replace("- x\n", "- x\n- y\n")  # bare title: any level
+    assert into_section(text, "### Doctors", "- y") is None  # the level must match
+    assert into_section("# A\n## History\n### Gone\n- z", "Gone", "- y") is None  # only History holds it

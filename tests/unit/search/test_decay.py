@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pytest
 
 from langchain_md_memory.files.paths import file_kind
-from langchain_md_memory.search.decay import apply_temporal_decay, decay_multiplier, hit_age_days
+from langchain_md_memory.search.decay import (
+    apply_temporal_decay,
+    decay_multiplier,
+    hit_age_days,
+    hit_day,
+    newer_statements_first,
+)
 from langchain_md_memory.types import MemorySearchResult
 from tests.support.hits import make_hit
 
@@ -118,3 +125,63 @@ def test_with_a_floor_recency_orders_equals_but_an_old_unique_fact_is_not_buried
     assert [h.path for h in seed][-1] == "2025-12-01.md"  # the seed buries the old fact (× 0.06)
     floored = apply_temporal_decay([old, unrelated, stale, fresh], half_life_days=30, now=NOW, floor=0.8)
     assert [h.path for h in floored] == ["2026-03-30.md", "2025-12-01.md", "2026-01-30.md", "MEMORY.md"]
+
+
+def written(path: str, score: float, day: str) -> MemorySearchResult:
+    return make_hit(path, score, path=path, file_kind=file_kind(path), merged_score=score,
+                    provenance=(f"via=supersede {day}",))
+
+
+def test_a_hit_is_as_new_as_its_log_day_or_the_newest_day_its_provenance_names() -> None:
+    assert hit_day(hit("2026-03-01.md")) == dt.date(2026, 3, 1)
+    assert hit_day(hit("MEMORY.md")) is None  # undated evergreen text
+    assert hit_day(written("MEMORY.md", 0.5, "2026-03-30")) == dt.date(2026, 3, 30)
+    both = make_hit("c", path="MEMORY.md", provenance=("thread=t 2026-01-02", "via=supersede 2026-03-04"))
+    assert hit_day(both) == dt.date(2026, 3, 4)
+
+
+def test_a_fact_written_today_ranks_above_an_older_log_of_comparable_score() -> None:
+    log = hit("2026-03-01.md", 0.80)  # 30 days old: × 0.9 with the floor, 0.72
+    current = written("MEMORY.md", 0.62, "2026-03-31")  # reaches 0.8 × 0.72
+    ranked = apply_temporal_decay([log, current], half_life_days=30, now=NOW, floor=0.8, newer_first=0.8)
+    assert [h.path for h in ranked] == ["MEMORY.md", "2026-03-01.md"]
+    moved = ranked[1]
+    assert moved.score < 0.62 and moved.score == pytest.approx(0.62)  # just below, not buried
+    assert moved.decay == pytest.approx(moved.score / 0.80)  # the factor is recorded in decay
+    without = apply_temporal_decay([log, hit("MEMORY.md", 0.62)], half_life_days=30, now=NOW, floor=0.8,
+                                   newer_first=0.8)
+    assert [h.path for h in without] == ["2026-03-01.md", "MEMORY.md"]  # undated: the log wins
+    off = apply_temporal_decay([log, current], half_life_days=30, now=NOW, floor=0.8, newer_first=1.0)
+    assert [h.path for h in off] == ["2026-03-01.md", "MEMORY.md"]  # 1.0 turns the ordering off
+
+
+def test_a_newer_statement_does_not_move_a_much_stronger_or_a_newer_hit() -> None:
+    strong = hit("2026-03-01.md", 0.95)  # 0.855 after decay: 0.6 is under 0.8 of it
+    newer_log = hit("2026-03-31.md", 0.70)  # today's log is not older than a write of today
+    current = written("MEMORY.md", 0.60, "2026-03-31")
+    ranked = apply_temporal_decay([strong, newer_log, current], half_life_days=30, now=NOW, floor=0.8,
+                                  newer_first=0.8)
+    assert [h.path for h in ranked] == ["2026-03-01.md", "2026-03-31.md", "MEMORY.md"]
+    assert ranked[0].decay == pytest.approx(0.9) and ranked[1].decay == 1.0
+
+
+def test_disabled_decay_does_not_reorder_by_writes() -> None:
+    log, current = hit("2026-03-01.md", 0.80), written("MEMORY.md", 0.70, "2026-03-31")
+    ranked = apply_temporal_decay([log, current], half_life_days=30, now=NOW, enabled=False, floor=0.8,
+                                  newer_first=0.8)
+    assert [h.path for h in ranked] == ["2026-03-01.md", "MEMORY.md"]
+    assert newer_statements_first([log, current], 0.8)[0].path == "MEMORY.md"
+
+
+def test_a_written_hit_that_does_not_answer_the_query_itself_moves_nothing() -> None:
+    # A chunk is dated by any line written in it: a fresh line on a neighbouring subject must not
+    # lift the whole chunk over an older log that answers the question.
+    log = hit("2026-03-01.md", 0.80)
+    neighbour = dataclasses.replace(written("MEMORY.md", 0.62, "2026-03-31"), relevance=0.3)
+    answer = dataclasses.replace(neighbour, relevance=0.6)
+    kept = apply_temporal_decay([log, neighbour], half_life_days=30, now=NOW, floor=0.8, newer_first=0.8,
+                                newer_relevance=0.45)
+    assert [h.path for h in kept] == ["2026-03-01.md", "MEMORY.md"]
+    moved = apply_temporal_decay([log, answer], half_life_days=30, now=NOW, floor=0.8, newer_first=0.8,
+                                 newer_relevance=0.45)
+    assert [h.path for h in moved] == ["MEMORY.md", "2026-03-01.md"]
