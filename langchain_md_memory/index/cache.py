@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import MemoryIndexError
 from .connection import IndexConnection
 from .vectors import from_blob, to_blob
 
@@ -54,20 +56,30 @@ class EmbeddingCache:
             )
 
     def adopt(self, other_path: str) -> int:
-        """Copy another index file's embedding cache into this one; returns rows copied."""
+        """Copy another index file's embedding cache into this one; returns rows copied.
+
+        A damaged or foreign file gives nothing (a warning says why): the copy is rolled back and
+        this index stays as it was, so a rebuild from a damaged index still completes.
+        """
         if not os.path.exists(other_path):
             return 0
-        with self._db.write() as conn:
-            try:
+        copied = 0
+        try:
+            with self._db.write() as conn:
                 conn.execute("ATTACH DATABASE ? AS old", (other_path,))
                 try:
                     cur = conn.execute(
                         "INSERT OR IGNORE INTO embedding_cache SELECT hash, fingerprint, dim, vector "
                         "FROM old.embedding_cache"
                     )
-                    return max(cur.rowcount, 0)
+                    copied = max(cur.rowcount, 0)
                 finally:
-                    conn.execute("DETACH DATABASE old")
-            except sqlite3.Error as exc:
-                logger.warning("could not copy the embedding cache from %s: %s", other_path, exc)
-                return 0
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("DETACH DATABASE old")
+        except (sqlite3.Error, MemoryIndexError) as exc:
+            # The commit reads the attached file too: a damaged one fails there, after the copy.
+            with contextlib.suppress(sqlite3.Error, MemoryIndexError), self._db.write() as conn:
+                conn.execute("DETACH DATABASE old")
+            logger.warning("could not copy the embedding cache from %s: %s", other_path, exc)
+            return 0
+        return copied

@@ -67,10 +67,11 @@ def _truncate(db: Path) -> None:
 
 
 def _scribble(db: Path) -> None:
+    # The middle third of the file: whole pages of any size, so the damage lands on pages in use.
     size = db.stat().st_size
     with db.open("r+b") as handle:
-        handle.seek(size // 2)
-        handle.write(b"\xde\xad\xbe\xef" * 4096)
+        handle.seek(size // 3)
+        handle.write(b"\xde\xad\xbe\xef" * (size // 12))
 
 
 def _foreign_db(db: Path) -> None:

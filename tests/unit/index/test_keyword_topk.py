@@ -136,7 +136,7 @@ def test_no_known_term_or_no_room_finds_nothing(index: MemoryIndex) -> None:
 
 @pytest.fixture(scope="module")
 def stop_word_index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
-    """25,000 chunks where every query word is in a large share of them (more postings than widening allows)."""
+    """25,000 chunks, each query word in a large share of them: more postings than widening allows."""
     rng = random.Random(7)
     idx = MemoryIndex.open(tmp_path_factory.mktemp("stopwords") / "index.sqlite")
     share = {"a": 0.85, "the": 0.95, "we": 0.3, "of": 0.55}
@@ -154,7 +154,9 @@ def stop_word_index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
 
 
 @pytest.mark.parametrize("query", ["a the", "a we", "the we of", "a the we of"])
-def test_a_query_of_frequent_terms_only_finds_the_exhaustive_top_k(stop_word_index: MemoryIndex, query: str) -> None:
+def test_a_query_of_frequent_terms_only_finds_the_exhaustive_top_k(
+    stop_word_index: MemoryIndex, query: str
+) -> None:
     # No bound clears within budget here: the answer comes from one wide FTS5 ranking of all the terms,
     # whose order (one clamped idf for them all) differs from ours, rescored.
     got = _search(stop_word_index, query, 24, 5_000)
