@@ -42,6 +42,10 @@ class VectorCache(Protocol):
         """Remember vectors."""
         ...
 
+    def holds_any(self, fingerprint: str) -> bool:
+        """True when some vector is cached under this embedding identity."""
+        ...
+
 
 class SearchIndex(Protocol):
     """A file's chunks, keyword recall, vector recall, an embedding cache and a little metadata."""

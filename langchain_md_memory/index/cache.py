@@ -45,6 +45,11 @@ class EmbeddingCache:
             out.update((r[0], from_blob(r[1]).copy()) for r in rows.fetchall())
         return out
 
+    def holds_any(self, fingerprint: str) -> bool:
+        """True when some vector is cached under this embedding identity."""
+        sql = "SELECT EXISTS (SELECT 1 FROM embedding_cache WHERE fingerprint = ?)"
+        return bool(self._db.query(sql, (fingerprint,)).fetchone()[0])
+
     def store(self, items: Sequence[tuple[str, np.ndarray]], fingerprint: str) -> None:
         """Store vectors in the embedding cache."""
         if not items:

@@ -70,6 +70,11 @@ class PostgresEmbeddingCache:
                               "WHERE fingerprint = %s AND hash = ANY(%s)", (fingerprint, list(hashes)))
         return {str(h): from_blob(bytes(v)).copy() for h, v in rows}
 
+    def holds_any(self, fingerprint: str) -> bool:
+        """True when some vector is cached under this embedding identity."""
+        sql = "SELECT EXISTS (SELECT 1 FROM md_memory_embedding_cache WHERE fingerprint = %s)"
+        return bool(self._db.query(sql, (fingerprint,))[0][0])
+
     def store(self, items: Sequence[tuple[str, np.ndarray]], fingerprint: str) -> None:
         """Remember vectors (first writer wins: equal hashes under one identity embed equally)."""
         if not items:

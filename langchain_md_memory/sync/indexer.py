@@ -198,6 +198,8 @@ class Indexer:
         seen: dict[str, tuple[int, int]] = {}
         c.files = len(paths)
         fingerprint = self._fingerprint_or_none()
+        # A first build (nothing cached) skips a lookup per file: the embedding phase looks up what waits.
+        lookup = fingerprint if fingerprint is not None and self.index.cache.holds_any(fingerprint) else None
         with WriteBatches(self.index) as batches:
             for done, path in enumerate(paths, 1):
                 old = known.get(path)
@@ -207,7 +209,7 @@ class Indexer:
                 # Read the file inside the index's write transaction: another process's sync that
                 # read an older version cannot commit after us, so the index never goes back in time.
                 batches.enter()
-                stat = self._reindex_file(path, force, fingerprint, c)
+                stat = self._reindex_file(path, force, lookup, c)
                 batches.done()
                 if stat is not None:
                     seen[path] = stat
@@ -306,17 +308,8 @@ class Indexer:
                 n += 1
                 chunk_id = f"{path}:{chunk.start_line}-{chunk.end_line}#{n}"
             taken.add(chunk_id)
-            record = ChunkRecord(
-                chunk_id,
-                path,
-                chunk.start_line,
-                chunk.end_line,
-                chunk.heading,
-                chunk.text,
-                chunk.hash,
-                kind,
-                now,
-            )
+            record = ChunkRecord(chunk_id, path, chunk.start_line, chunk.end_line, chunk.heading, chunk.text,
+                                 chunk.hash, kind, now)
             # Provenance and expiry comments are bookkeeping: a query for "thread" must not find every fact.
             visible = strip_annotations(chunk.text)
             terms = index_terms(f"{chunk.heading}\n{visible}" if chunk.heading else visible)

@@ -62,3 +62,29 @@ def test_a_failed_batch_is_rolled_back_and_the_next_sync_indexes_it(
         monkeypatch.setattr(Indexer, "_reindex_file", real)
         assert mem.sync().files_changed == 36
         assert [h.path for h in mem.search("walnut65")] == ["note065.md"]
+
+
+def test_a_first_build_skips_the_cache_per_file_and_a_rebuild_takes_vectors_from_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_md_memory.index.cache import EmbeddingCache
+    from tests.support.embeddings import AxisEmbeddings
+
+    _write(tmp_path / "mem", 40)
+    lookups: list[int] = []
+    real = EmbeddingCache.lookup
+
+    def counting(self: EmbeddingCache, hashes, fingerprint):  # type: ignore[no-untyped-def]
+        lookups.append(len(hashes))
+        return real(self, hashes, fingerprint)
+
+    monkeypatch.setattr(EmbeddingCache, "lookup", counting)
+    first = AxisEmbeddings(["fact", "walnut1"])
+    with MarkdownMemory(tmp_path / "mem", embeddings=first) as mem:
+        mem.sync()
+        status = mem.status()
+        assert status["embedded"] == status["chunks"] == 40
+        assert len(lookups) == 1  # the waiting chunks, one page: none of the 40 per-file lookups
+        lookups.clear()
+        stats = mem.sync(force=True)
+    assert len(lookups) >= 40  # the cache holds vectors now: each file's rows take theirs on insert
+    assert stats.cached == 40 and first.texts_embedded == 40
