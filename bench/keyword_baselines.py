@@ -25,7 +25,7 @@ from langchain_md_memory.index.keyword import BM25_B, BM25_K1, bm25_score, lucen
 from langchain_md_memory.index.sqlite import MemoryIndex
 from langchain_md_memory.text import match_expression, query_terms
 
-__all__ = ["bounded_keyword_before", "exhaustive_keyword", "top_rowids"]
+__all__ = ["agreement", "bounded_keyword_before", "exhaustive_keyword", "top_rowids"]
 
 _MAX_TERMS = 32
 _BUDGET_BEFORE = 5_000
@@ -115,3 +115,8 @@ def top_rowids(index: MemoryIndex, hits: Sequence[tuple[Any, float]]) -> set[int
         return set()
     marks = ",".join("?" * len(ids))
     return {int(r[0]) for r in index._db.query(f"SELECT rowid FROM chunks WHERE id IN ({marks})", ids)}
+
+
+def agreement(found: set[int], exact: set[int]) -> float:
+    """Share of the exhaustive top k in ``found``; a query nothing matches agrees when both are empty."""
+    return len(found & exact) / len(exact) if exact else float(not found)

@@ -42,7 +42,7 @@ from .baselines import (
     spec_linear_scan_numpy,
     sqlite_vec_status,
 )
-from .keyword_baselines import bounded_keyword_before, exhaustive_keyword, top_rowids
+from .keyword_baselines import agreement, bounded_keyword_before, exhaustive_keyword, top_rowids
 from .synthetic import DIM, HashingEmbeddings, edit_one_paragraph, make_queries, write_memory
 from .timing import summarize
 
@@ -299,7 +299,7 @@ def _interleaved(
         exact = {rowid for _, rowid in exhaustive_keyword(mem.index, q, pool)}
         for name in ("keyword_index", "keyword_before"):
             found = top_rowids(mem.index, keyword_paths[name](mem.index, q, pool))
-            agree[name].append(len(found & exact) / max(len(exact), 1))
+            agree[name].append(agreement(found, exact))
         if knn is not None:
             times["c"].append(_timed(knn.top_k, v, pool))
             agree["c"].append(_overlap(knn.top_k(v, pool), ours))
