@@ -11,9 +11,10 @@ reports everything else. Without a watcher:
   file a person adds, deletes or saves by renaming (as many editors do). Then it
   walks at once. An edit made in place (``>>``, an editor writing over the same
   file) moves no folder; a periodic walk finds it, due a second after the last
-  walk, or ten times the last walk's duration if that is longer, so walking
-  takes at most a tenth of the time spent searching (20,000 files: a walk of
-  60-100 ms, at most once a second).
+  walk, or ten times the last walk's duration if that is longer (20,000 files:
+  a walk of 60-100 ms, at most once a second). The search that finds it due
+  does not wait for it: it runs in a background thread, and a change it finds
+  makes the next search sync. So no search pays for a walk unless a folder moved.
 - A folder changed within two seconds before a walk is not trusted (filesystem
   clocks tick coarsely, so a later change could carry the same mtime): searches
   keep walking until the folders are older than that.
@@ -23,19 +24,26 @@ Example:
 
         check = FolderCheck(store)
         files = check.walk()          # {path: (mtime_ns, size)}, folders remembered
-        if not check.unchanged():     # one stat per folder
+        state = check.state()         # one stat per folder
+        if state == "stale":
             files = check.walk()
+        elif state == "due":          # walk in a thread; the callback gets what it found
+            check.walk_behind(lambda found: print("changed" if found != files else "same"))
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Iterable
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterable
+from typing import Literal, Protocol, runtime_checkable
 
 from ..files.base import DocumentStore
 
 __all__ = ["RACY_NS", "WALK_SHARE", "FolderCheck"]
+
+logger = logging.getLogger(__name__)
 
 RACY_NS = 2_000_000_000
 """A folder changed this recently before a walk (ns) is not trusted to show the next change."""
@@ -66,6 +74,8 @@ class FolderCheck:
         self._tree: _Folders | None = store if isinstance(store, _Folders) else None
         self._folders: dict[str, int] | None = None
         self._next_walk = 0.0
+        self._behind: threading.Thread | None = None
+        self._behind_lock = threading.Lock()
 
     def walk(self) -> dict[str, tuple[int, int]]:
         """Every document's ``(mtime_ns, size)``; a folder store's folders are remembered with it."""
@@ -82,6 +92,40 @@ class FolderCheck:
 
     def unchanged(self) -> bool:
         """True when no folder moved since the last walk and no periodic walk is due yet."""
-        if self._tree is None or self._folders is None or time.monotonic() >= self._next_walk:
-            return False
-        return self._tree.folder_stamps(self._folders) == self._folders
+        return self.state() == "unchanged"
+
+    def state(self) -> Literal["unchanged", "due", "stale"]:
+        """``stale``: walk now (a folder moved, or none is trusted); ``due``: nothing moved but the
+        periodic walk is due (:meth:`walk_behind`); ``unchanged``: nothing to do."""
+        if self._tree is None or self._folders is None:
+            return "stale"
+        if self._tree.folder_stamps(self._folders) != self._folders:
+            return "stale"
+        return "due" if time.monotonic() >= self._next_walk else "unchanged"
+
+    def walk_behind(self, found: Callable[[dict[str, tuple[int, int]]], None]) -> bool:
+        """Walk in a background thread (unless one is running) and hand the files to ``found``.
+
+        Returns True when a walk started. A walk that fails leaves no folder trusted, so the next
+        search walks itself.
+        """
+        with self._behind_lock:
+            if self._behind is not None and self._behind.is_alive():
+                return False
+            self._behind = threading.Thread(target=self._walk_for, args=(found,), name="md-memory-walk",
+                                            daemon=True)
+            self._behind.start()
+            return True
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a background walk to finish (none running: return at once)."""
+        behind = self._behind
+        if behind is not None:
+            behind.join(timeout)
+
+    def _walk_for(self, found: Callable[[dict[str, tuple[int, int]]], None]) -> None:
+        try:
+            found(self.walk())
+        except Exception as exc:  # a folder removed meanwhile, permissions: the next search walks
+            self._folders = None
+            logger.warning("background walk of the memory folder failed: %s", exc)

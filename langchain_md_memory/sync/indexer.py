@@ -143,7 +143,10 @@ class Indexer:
         limit = self.config.stat_check_max_files
         if self.watcher_healthy() or limit == 0:
             return False, None
-        if len(self._known) > limit and self.freshness.unchanged():
+        if len(self._known) > limit and (state := self.freshness.state()) != "stale":
+            if state == "due":  # the periodic walk runs behind this search; a change syncs the next one
+                known = self._known
+                self.freshness.walk_behind(lambda files: self.mark_dirty() if files != known else None)
             return False, None
         scanned = self.freshness.walk()
         return scanned != self._known, scanned

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -165,7 +166,35 @@ def test_above_the_cap_an_edit_in_place_is_seen_when_the_periodic_walk_is_due(
         assert mem.search("quince") == []  # in place: no folder moved, the periodic walk is not due
         later = SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13, time_ns=time.time_ns)
         monkeypatch.setattr(freshness, "time", later)
+        mem.search("quince")  # finds the walk due and starts it behind itself
+        mem.indexer.freshness.wait(5)
         assert [h.path for h in mem.search("quince")] == ["topic0.md"]
+
+
+def test_above_the_cap_a_search_does_not_wait_for_the_periodic_walk(
+        big_memory: Path, monkeypatch: pytest.MonkeyPatch, no_periodic_walk: None) -> None:
+    from types import SimpleNamespace
+
+    from langchain_md_memory.sync import freshness
+
+    with _opened(big_memory) as mem:
+        _edit_by_hand(big_memory / "topic1.md", "- topic note 1\n- medlar chutney\n")
+        slow, real = threading.Event(), MarkdownStore.scan
+
+        def held(self: MarkdownStore, **kwargs: bool) -> dict[str, tuple[int, int]]:
+            slow.wait(10)  # a walk of a very large memory
+            return real(self, **kwargs)
+
+        monkeypatch.setattr(MarkdownStore, "scan", held)
+        later = SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13, time_ns=time.time_ns)
+        monkeypatch.setattr(freshness, "time", later)
+        started = time.monotonic()
+        assert mem.search("medlar") == []  # answered from the index as it is, the walk still running
+        assert time.monotonic() - started < 5
+        assert mem.search("medlar") == []  # one walk at a time: this search starts no other
+        slow.set()
+        mem.indexer.freshness.wait(5)
+        assert [h.path for h in mem.search("medlar")] == ["topic1.md"]
 
 
 def test_folders_changed_just_before_a_walk_are_not_trusted(big_memory: Path, walks: list[int],
@@ -187,3 +216,28 @@ def test_at_or_below_the_cap_every_search_walks(big_memory: Path, walks: list[in
         for _ in range(3):
             mem.search("note")
         assert len(walks) == before + 3
+
+
+def test_a_failed_background_walk_makes_the_next_search_walk_itself(
+        big_memory: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+        no_periodic_walk: None) -> None:
+    from types import SimpleNamespace
+
+    from langchain_md_memory.sync import freshness
+
+    with _opened(big_memory) as mem:
+        real = MarkdownStore.scan
+
+        def failing(self: MarkdownStore, **kwargs: bool) -> dict[str, tuple[int, int]]:
+            raise PermissionError("memory folder unreadable")
+
+        monkeypatch.setattr(MarkdownStore, "scan", failing)
+        later = SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13, time_ns=time.time_ns)
+        monkeypatch.setattr(freshness, "time", later)
+        mem.search("note")
+        mem.indexer.freshness.wait(5)
+        assert "background walk of the memory folder failed" in caplog.text
+        assert mem.indexer.freshness.state() == "stale"
+        monkeypatch.setattr(MarkdownStore, "scan", real)
+        _edit_by_hand(big_memory / "topic2.md", "- topic note 2\n- loquat tart\n")
+        assert [h.path for h in mem.search("loquat")] == ["topic2.md"]  # walked in the search
