@@ -374,8 +374,9 @@ class MemoryCore(AsyncMemoryMethods):
             raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to search it")
 
     def close(self) -> None:
-        """Stop the watcher, then close the index. Idempotent."""
+        """Stop the watcher and let a background folder walk finish, then close the index. Idempotent."""
         self.stop_watching()
+        self.indexer.freshness.wait()
         with self._lock:
             if self._closed:
                 return

@@ -241,3 +241,30 @@ def test_a_failed_background_walk_makes_the_next_search_walk_itself(
         monkeypatch.setattr(MarkdownStore, "scan", real)
         _edit_by_hand(big_memory / "topic2.md", "- topic note 2\n- loquat tart\n")
         assert [h.path for h in mem.search("loquat")] == ["topic2.md"]  # walked in the search
+
+
+def test_close_lets_a_background_walk_finish(big_memory: Path, monkeypatch: pytest.MonkeyPatch,
+                                             no_periodic_walk: None) -> None:
+    from types import SimpleNamespace
+
+    from langchain_md_memory.sync import freshness
+
+    mem = _opened(big_memory)
+    release, real = threading.Event(), MarkdownStore.scan
+
+    def held(self: MarkdownStore, **kwargs: bool) -> dict[str, tuple[int, int]]:
+        release.wait(10)
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(MarkdownStore, "scan", held)
+    monkeypatch.setattr(freshness, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13,
+                                                           time_ns=time.time_ns))
+    mem.search("note")  # starts the walk behind itself
+    closing = threading.Thread(target=mem.close)
+    closing.start()
+    closing.join(0.3)
+    assert closing.is_alive()  # waits for the walk rather than leave it running on a closed memory
+    release.set()
+    closing.join(5)
+    assert not closing.is_alive() and mem.closed
+    assert not [t for t in threading.enumerate() if t.name == "md-memory-walk"]
