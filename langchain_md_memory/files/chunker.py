@@ -89,14 +89,18 @@ def _classify(lines: list[str]) -> tuple[list[int], list[str]]:
     stack: list[tuple[int, str]] = []
     path = ""
     fence: tuple[str, int] | None = None
+    scaffold = _SCAFFOLD_RE.match
     for index, raw_line in enumerate(lines):
         line = raw_line.lstrip("\ufeff") if index == 0 else raw_line
+        stripped = line.strip()
         # Fences and headings start within the first four characters (up to three spaces before):
         # the regexes run only on lines that start that way.
-        first = line[:4].lstrip(" ")[:1]
+        first = line[:1]
+        if first == " ":
+            first = line[:4].lstrip(" ")[:1]
         fence_match = _FENCE_RE.match(line) if first == "`" or first == "~" else None
         if fence is not None:
-            kinds.append(_CONTENT if line.strip() else _BLANK)
+            kinds.append(_CONTENT if stripped else _BLANK)
             char, length = fence
             closes = fence_match and fence_match[1][0] == char and len(fence_match[1]) >= length
             if closes and fence_match and not fence_match[2].strip():
@@ -104,7 +108,7 @@ def _classify(lines: list[str]) -> tuple[list[int], list[str]]:
         elif fence_match and not (fence_match[1][0] == "`" and "`" in fence_match[2]):
             kinds.append(_CONTENT)
             fence = (fence_match[1][0], len(fence_match[1]))
-        elif not line.strip():
+        elif not stripped:
             kinds.append(_BLANK)
         elif first == "#" and (heading := _HEADING_RE.match(line)) is not None:
             kinds.append(_HEADING)
@@ -116,8 +120,7 @@ def _classify(lines: list[str]) -> tuple[list[int], list[str]]:
                 stack.append((level, f"{heading[1]} {title}"))
             path = " > ".join(item for _, item in stack)
         else:
-            stripped = line.strip()
-            kinds.append(_SCAFFOLD if _SCAFFOLD_RE.match(stripped) else _CONTENT)
+            kinds.append(_SCAFFOLD if scaffold(stripped) else _CONTENT)
         paths.append(path)
     return kinds, paths
 
@@ -127,7 +130,7 @@ class _Budget:
 
     def __init__(self, lines: list[str]) -> None:
         self._chars = [0, *accumulate(map(len, lines))]
-        if any(not line.isascii() for line in lines):
+        if not all(map(str.isascii, lines)):
             count = CJK_CHAR_RE.findall
             self._cjk = [0, *accumulate(0 if line.isascii() else len(count(line)) for line in lines)]
         else:  # no CJK character in ASCII text
@@ -177,17 +180,15 @@ def _units(lines: list[str], kinds: list[int], budget: _Budget, chunk_tokens: in
     units: list[_Unit] = []
     for first, last in blocks:
         if budget.tokens(first, last) <= chunk_tokens:
-            spans = [(first, last)]
-        else:
-            spans = [(i, i) for i in range(first, last + 1)]
-        for a, b in spans:
-            content = _CONTENT in kinds[a : b + 1]
-            heading = kinds[a] == _HEADING
-            if a == b and budget.tokens(a, a) > chunk_tokens:
-                pieces = _windows(lines[a], chunk_tokens)
-                units.extend(_Unit(a, a, heading, content, piece) for piece in pieces)
+            units.append(_Unit(first, last, kinds[first] == _HEADING, _CONTENT in kinds[first : last + 1]))
+            continue
+        for i in range(first, last + 1):  # line by line, and a line over the budget in pieces
+            heading, content = kinds[i] == _HEADING, kinds[i] == _CONTENT
+            if budget.tokens(i, i) > chunk_tokens:
+                pieces = _windows(lines[i], chunk_tokens)
+                units.extend(_Unit(i, i, heading, content, piece) for piece in pieces)
             else:
-                units.append(_Unit(a, b, heading, content))
+                units.append(_Unit(i, i, heading, content))
     return units
 
 
@@ -251,7 +252,9 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     overlap_tokens = max(0, int(overlap_tokens))
     lines = _split_lines(text)
     # Superseded facts (a History section, struck lines) stay in the file for people, out of the index.
-    lines = ["" if hidden else line for line, hidden in zip(lines, hidden_lines(lines), strict=True)]
+    hidden = hidden_lines(lines)
+    if any(hidden):
+        lines = ["" if gone else line for line, gone in zip(lines, hidden, strict=True)]
     kinds, paths = _classify(lines)
     budget = _Budget(lines)
     units = _units(lines, kinds, budget, chunk_tokens)
