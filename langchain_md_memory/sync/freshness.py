@@ -90,10 +90,6 @@ class FolderCheck:
         self._next_walk = now + max(WALK_EVERY_S, WALK_SHARE * (now - started))
         return found
 
-    def unchanged(self) -> bool:
-        """True when no folder moved since the last walk and no periodic walk is due yet."""
-        return self.state() == "unchanged"
-
     def state(self) -> Literal["unchanged", "due", "stale"]:
         """``stale``: walk now (a folder moved, or none is trusted); ``due``: nothing moved but the
         periodic walk is due (:meth:`walk_behind`); ``unchanged``: nothing to do."""
