@@ -108,10 +108,14 @@ def top_k(
     def best() -> list[tuple[float, int]]:
         return sorted(((s, r) for r, s in scores.items()), key=lambda item: (-item[0], item[1]))[:limit]
 
+    def widest() -> None:
+        """Rescore one ranking of all the terms, as wide as widening may go (the last resort)."""
+        rescore([r for r, _ in _ranked(query, match_expression(known), _MAX_WIDEN * first_width)])
+
     if len(known) > 1 and df[known[0]] > _WIDEN_POSTINGS:
         # Every term is in a large share of the chunks (a query of stop words): no round could clear
         # its bounds in budget, so go straight to the last resort below.
-        rescore([r for r, _ in _ranked(query, match_expression(known), _MAX_WIDEN * first_width)])
+        widest()
         return best()
 
     while True:
@@ -147,7 +151,7 @@ def top_k(
             # of all the terms, as wide as widening may go, is the pool: FTS5 gives such terms one idf,
             # so its order is close to ours and a wide pool holds the true top k (not proven).
             if width < _MAX_WIDEN * first_width:
-                rescore([r for r, _ in _ranked(query, match_expression(known), _MAX_WIDEN * first_width)])
+                widest()
             return best()
         width *= 4
 

@@ -166,7 +166,7 @@ class MemoryIndex:
             added_groups = [scripts[i] for i in vectored]
             if added_ids:  # usually cache hits already; a vector handed in any other way is kept there too
                 sql = f"INSERT OR IGNORE INTO embedding_cache VALUES (?, {IDENTITY}, ?, ?)"
-                given = ((r.embed_hash, r.vector) for r in rows if r.vector is not None)
+                given = ((rows[i].embed_hash, added_vectors[n]) for n, i in enumerate(vectored))
                 conn.executemany(sql, ((h, int(v.shape[0]), to_blob(v)) for h, v in given))
             conn.execute(
                 "INSERT INTO files(path, mtime_ns, size, hash, kind, indexed_at) VALUES (?, ?, ?, ?, ?, ?) "

@@ -232,9 +232,12 @@ class Indexer:
         """Keep what this sync saw: the next check compares a walk with it."""
         self._known = seen
 
-    def _reindex_file(self, path: str, force: bool, fingerprint: str | None, c: SyncStats
+    def _reindex_file(self, path: str, force: bool, cache_identity: str | None, c: SyncStats
                       ) -> tuple[int, int] | None:
-        """Re-read one file and replace its chunks if its content changed; returns the stat read."""
+        """Re-read one file and replace its chunks if its content changed; returns the stat read.
+
+        ``cache_identity``: look the chunks' vectors up in the cache under it (``None``: do not).
+        """
         try:
             found = self.store.read_stamped(path, max_bytes=self.config.max_file_bytes)
         except (OSError, MemoryStoreError) as exc:
@@ -261,7 +264,7 @@ class Indexer:
         if not force and old is not None and old.hash == digest:
             self.index.touch_file(state)
             return stat
-        rows = self._chunk_rows(path, self._decode(path, raw), fingerprint, c)
+        rows = self._chunk_rows(path, self._decode(path, raw), cache_identity, c)
         removed, added = self.index.replace_file(state, file_kind(path), rows)
         c.files_changed += 1
         c.chunks_removed += removed
@@ -295,7 +298,7 @@ class Indexer:
         self.warnings.pop(path, None)
         return text
 
-    def _chunk_rows(self, path: str, text: str, fingerprint: str | None, c: SyncStats) -> list[ChunkRow]:
+    def _chunk_rows(self, path: str, text: str, cache_identity: str | None, c: SyncStats) -> list[ChunkRow]:
         chunks = chunk_markdown(
             text, chunk_tokens=self.config.chunk_tokens, overlap_tokens=self.config.chunk_overlap_tokens,
             context_tokens=self.config.chunk_context_tokens,
@@ -318,9 +321,9 @@ class Indexer:
             terms = index_terms(f"{chunk.heading}\n{visible}" if chunk.heading else visible)
             digest = _sha256(embed_text(chunk.heading, chunk.text, chunk.context))
             rows.append(ChunkRow(record, digest, terms, context=chunk.context))
-        if fingerprint is None or not rows:
+        if cache_identity is None or not rows:
             return rows
-        cached = self.index.cache.lookup([r.embed_hash for r in rows], fingerprint)
+        cached = self.index.cache.lookup([r.embed_hash for r in rows], cache_identity)
         if not cached:
             return rows
         c.cached += sum(1 for r in rows if r.embed_hash in cached)
