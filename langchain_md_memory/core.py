@@ -221,6 +221,7 @@ class MemoryCore(AsyncMemoryMethods):
             ranked = RankedResults(ranked.hits, ranked.funnel, note)
         if cfg.access_weight > 0:
             self._record_access([h.chunk_id for h in ranked.hits])
+        self.indexer.freshness.start_pending()  # a periodic walk this search found due: after it, not during
         return ranked
 
     def _query_vector(self, query: str) -> tuple[Any, str | None]:

@@ -13,8 +13,10 @@ reports everything else. Without a watcher:
   file) moves no folder; a periodic walk finds it, due a second after the last
   walk, or ten times the last walk's duration if that is longer (20,000 files:
   a walk of 60-100 ms, at most once a second). The search that finds it due
-  does not wait for it: it runs in a background thread, and a change it finds
-  makes the next search sync. So no search pays for a walk unless a folder moved.
+  does not wait for it: the walk starts in a background thread once that search
+  has answered (so it does not compete with it for the CPU), and a change it
+  finds makes the next search sync. So no search pays for a walk unless a
+  folder moved.
 - A folder changed within two seconds before a walk is not trusted (filesystem
   clocks tick coarsely, so a later change could carry the same mtime): searches
   keep walking until the folders are older than that.
@@ -28,7 +30,9 @@ Example:
         if state == "stale":
             files = check.walk()
         elif state == "due":          # walk in a thread; the callback gets what it found
-            check.walk_behind(lambda found: print("changed" if found != files else "same"))
+            check.walk_later(lambda found: print("changed" if found != files else "same"))
+        ...                           # answer the search
+        check.start_pending()         # the walk starts now
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ class FolderCheck:
         self._next_walk = 0.0
         self._behind: threading.Thread | None = None
         self._behind_lock = threading.Lock()
+        self._pending: Callable[[dict[str, tuple[int, int]]], None] | None = None
 
     def walk(self) -> dict[str, tuple[int, int]]:
         """Every document's ``(mtime_ns, size)``; a folder store's folders are remembered with it."""
@@ -112,6 +117,15 @@ class FolderCheck:
                                             daemon=True)
             self._behind.start()
             return True
+
+    def walk_later(self, found: Callable[[dict[str, tuple[int, int]]], None]) -> None:
+        """Plan a :meth:`walk_behind` for :meth:`start_pending` to start once the caller is done."""
+        self._pending = found
+
+    def start_pending(self) -> bool:
+        """Start the walk :meth:`walk_later` planned, if any; True when a walk started."""
+        found, self._pending = self._pending, None
+        return found is not None and self.walk_behind(found)
 
     def wait(self, timeout: float | None = None) -> None:
         """Wait for a background walk to finish (none running: return at once)."""

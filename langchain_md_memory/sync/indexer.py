@@ -144,9 +144,9 @@ class Indexer:
         if self.watcher_healthy() or limit == 0:
             return False, None
         if len(self._known) > limit and (state := self.freshness.state()) != "stale":
-            if state == "due":  # the periodic walk runs behind this search; a change syncs the next one
+            if state == "due":  # the periodic walk runs after this search; a change syncs the next one
                 known = self._known
-                self.freshness.walk_behind(lambda files: self.mark_dirty() if files != known else None)
+                self.freshness.walk_later(lambda files: self.mark_dirty() if files != known else None)
             return False, None
         scanned = self.freshness.walk()
         return scanned != self._known, scanned

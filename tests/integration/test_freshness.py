@@ -197,6 +197,34 @@ def test_above_the_cap_a_search_does_not_wait_for_the_periodic_walk(
         assert [h.path for h in mem.search("medlar")] == ["topic1.md"]
 
 
+def test_above_the_cap_the_periodic_walk_starts_once_the_search_has_answered(
+        big_memory: Path, monkeypatch: pytest.MonkeyPatch, no_periodic_walk: None) -> None:
+    from types import SimpleNamespace
+
+    from langchain_md_memory.sync import freshness
+
+    events: list[str] = []
+    with _opened(big_memory) as mem:
+        real_scan, real_recall = MarkdownStore.scan, mem.index.keyword_search
+
+        def scan(self: MarkdownStore, **kwargs: bool) -> dict[str, tuple[int, int]]:
+            events.append("walk")
+            return real_scan(self, **kwargs)
+
+        def recall(*args, **kwargs):  # type: ignore[no-untyped-def]
+            time.sleep(0.2)  # a walk started before the recall would show up meanwhile
+            events.append("recall")
+            return real_recall(*args, **kwargs)
+
+        monkeypatch.setattr(MarkdownStore, "scan", scan)
+        monkeypatch.setattr(mem.index, "keyword_search", recall)
+        monkeypatch.setattr(freshness, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13,
+                                                               time_ns=time.time_ns))
+        mem.search("note")
+        mem.indexer.freshness.wait(5)
+        assert events == ["recall", "walk"]  # the walk does not compete with the search it found due
+
+
 def test_folders_changed_just_before_a_walk_are_not_trusted(big_memory: Path, walks: list[int],
                                                             no_periodic_walk: None) -> None:
     with MarkdownMemory(big_memory, embeddings="none", config={"stat_check_max_files": 10}) as mem:
