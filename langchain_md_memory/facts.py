@@ -131,16 +131,20 @@ def _outline(lines: Sequence[str]) -> Iterator[tuple[bool, re.Match[str] | None]
 
 
 def _may_hide(lines: list[str]) -> bool:
-    """False when no line can be hidden: no ``~~`` and no History title anywhere in the text.
+    """False when no line can be hidden: no ``~~`` and no History title on any line holding a ``#``.
 
     ``str.casefold`` folds character by character, so a heading whose title folds to one of
-    :data:`HISTORY_TITLES` leaves that title in the folded text.
+    :data:`HISTORY_TITLES` leaves that title in its folded line. Only lines with a ``#`` are folded
+    (every heading has one): most files have a few, and folding a whole file costs more than chunking it.
     """
-    text = "\n".join(lines)
-    if "~~" in text:
-        return True
-    folded = text.casefold()
-    return any(title in folded for title in HISTORY_TITLES)
+    for line in lines:
+        if "~~" in line:
+            return True
+        if "#" in line:
+            folded = line.casefold()
+            if any(title in folded for title in HISTORY_TITLES):
+                return True
+    return False
 
 
 def hidden_lines(lines: list[str]) -> list[bool]:

@@ -59,7 +59,23 @@ _SCAFFOLD_RE = re.compile(
     re.IGNORECASE,
 )
 
+# Every character a scaffolding line can hold, except a TODO-like word (at most five letters) and a comment.
+_SCAFFOLD_CHARS = "-*+_|:>.)[]xX0123456789\u2026" + "".join(
+    chr(c) for c in (*range(9, 14), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
+                     0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+)  # the whitespace ``\s`` matches
+
+
+def _is_scaffold(stripped: str) -> bool:
+    """True for a stripped line of template scaffolding (``_SCAFFOLD_RE``), the regex run only where it can
+    match: most lines are content, and trying its six patterns on each cost more than the rest of chunking."""
+    core = stripped.strip(_SCAFFOLD_CHARS)
+    return (len(core) <= 5 or core.isdecimal() or stripped[:4] == "<!--") \
+        and _SCAFFOLD_RE.match(stripped) is not None
+
+
 _BLANK, _HEADING, _SCAFFOLD, _CONTENT = range(4)
+_BLOCK_RE = re.compile(b"[\x02\x03]+|\x01")  # over bytes(kinds): a paragraph, or a heading on its own
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs twice as much, and units are many
@@ -82,16 +98,55 @@ def _split_lines(text: str) -> list[str]:
     return lines
 
 
-def _classify(lines: list[str]) -> tuple[list[int], list[str]]:
-    """Each line's kind and the heading path in effect at it (fenced code is content)."""
+def _classify(lines: list[str], fenced: bool = True) -> tuple[list[int], list[str]]:
+    """Each line's kind and the heading path in effect at it (fenced code is content).
+
+    ``fenced=False`` says no line holds a code fence (no ```` ``` ```` or ``~~~``): a faster path.
+    """
+    if lines and lines[0].startswith("\ufeff"):
+        lines = [lines[0].lstrip("\ufeff"), *lines[1:]]
+    if fenced:
+        return _classify_fenced(lines)
+    # No fence anywhere: a line is blank, a heading, scaffolding or content, each decided on its own.
+    scaffold, heading_at = _is_scaffold, _HEADING_RE.match
+    stripped = list(map(str.strip, lines))
+    kinds = [(_SCAFFOLD if scaffold(text) else _CONTENT) if text else _BLANK for text in stripped]
+    paths: list[str] = []
+    stack: list[tuple[int, str]] = []
+    path = ""
+    for i in [i for i, text in enumerate(stripped) if text[:1] == "#"]:
+        heading = heading_at(lines[i])
+        if heading is None:
+            continue
+        paths.extend([path] * (i - len(paths)))
+        kinds[i] = _HEADING
+        path = _enter(stack, heading)
+    paths.extend([path] * (len(lines) - len(paths)))
+    return kinds, paths
+
+
+def _enter(stack: list[tuple[int, str]], heading: re.Match[str]) -> str:
+    """Push a heading on the path ``stack`` (popping its level and deeper); the path it makes."""
+    level = len(heading[1])
+    title = heading[2].strip()
+    if title.endswith("#"):
+        title = _CLOSING_HASHES_RE.sub("", title).strip()
+    while stack and stack[-1][0] >= level:
+        stack.pop()
+    if title:
+        stack.append((level, f"{heading[1]} {title}"))
+    return " > ".join(item for _, item in stack)
+
+
+def _classify_fenced(lines: list[str]) -> tuple[list[int], list[str]]:
+    """:func:`_classify` for a text with code fences: lines inside a fence are content."""
     kinds: list[int] = []
     paths: list[str] = []
     stack: list[tuple[int, str]] = []
     path = ""
     fence: tuple[str, int] | None = None
-    scaffold = _SCAFFOLD_RE.match
-    for index, raw_line in enumerate(lines):
-        line = raw_line.lstrip("\ufeff") if index == 0 else raw_line
+    scaffold = _is_scaffold
+    for line in lines:
         stripped = line.strip()
         # Fences and headings start within the first four characters (up to three spaces before):
         # the regexes run only on lines that start that way.
@@ -112,13 +167,7 @@ def _classify(lines: list[str]) -> tuple[list[int], list[str]]:
             kinds.append(_BLANK)
         elif first == "#" and (heading := _HEADING_RE.match(line)) is not None:
             kinds.append(_HEADING)
-            level = len(heading[1])
-            title = _CLOSING_HASHES_RE.sub("", heading[2].strip()).strip()
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            if title:
-                stack.append((level, f"{heading[1]} {title}"))
-            path = " > ".join(item for _, item in stack)
+            path = _enter(stack, heading)
         else:
             kinds.append(_SCAFFOLD if scaffold(stripped) else _CONTENT)
         paths.append(path)
@@ -131,8 +180,10 @@ class _Budget:
     def __init__(self, lines: list[str]) -> None:
         self._chars = [0, *accumulate(map(len, lines))]
         if not all(map(str.isascii, lines)):
-            count = CJK_CHAR_RE.findall
-            self._cjk = [0, *accumulate(0 if line.isascii() else len(count(line)) for line in lines)]
+            cjk = [0] * len(lines)
+            for i in [i for i, ascii_only in enumerate(map(str.isascii, lines)) if not ascii_only]:
+                cjk[i] = len(CJK_CHAR_RE.findall(lines[i]))
+            self._cjk = [0, *accumulate(cjk)]
         else:  # no CJK character in ASCII text
             self._cjk = [0] * (len(lines) + 1)
 
@@ -163,24 +214,13 @@ def _windows(line: str, budget: int) -> list[str]:
 
 def _units(lines: list[str], kinds: list[int], budget: _Budget, chunk_tokens: int) -> list[_Unit]:
     """Paragraphs that fit the budget, else their lines, else pieces of a line."""
-    blocks: list[tuple[int, int]] = []
-    start: int | None = None
-    for i, kind in enumerate(kinds):
-        if kind in (_BLANK, _HEADING):
-            if start is not None:
-                blocks.append((start, i - 1))
-            start = None
-            if kind == _HEADING:
-                blocks.append((i, i))
-        elif start is None:
-            start = i
-    if start is not None:
-        blocks.append((start, len(lines) - 1))
-
+    code = bytes(kinds)  # one byte per line: paragraphs are runs of scaffolding and content, found in C
+    blocks = [match.span() for match in _BLOCK_RE.finditer(code)]
     units: list[_Unit] = []
-    for first, last in blocks:
+    for first, stop in blocks:
+        last = stop - 1
         if budget.tokens(first, last) <= chunk_tokens:
-            units.append(_Unit(first, last, kinds[first] == _HEADING, _CONTENT in kinds[first : last + 1]))
+            units.append(_Unit(first, last, kinds[first] == _HEADING, code.find(_CONTENT, first, stop) >= 0))
             continue
         for i in range(first, last + 1):  # line by line, and a line over the budget in pieces
             heading, content = kinds[i] == _HEADING, kinds[i] == _CONTENT
@@ -255,7 +295,7 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     hidden = hidden_lines(lines)
     if any(hidden):
         lines = ["" if gone else line for line, gone in zip(lines, hidden, strict=True)]
-    kinds, paths = _classify(lines)
+    kinds, paths = _classify(lines, "```" in text or "~~~" in text)
     budget = _Budget(lines)
     units = _units(lines, kinds, budget, chunk_tokens)
 

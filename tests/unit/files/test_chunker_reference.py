@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_md_memory.facts import hidden_lines, strip_annotations
-from langchain_md_memory.files.chunker import chunk_markdown
+from langchain_md_memory.files.chunker import _SCAFFOLD_RE, _is_scaffold, chunk_markdown
 from langchain_md_memory.stopwords import content_terms
 from langchain_md_memory.text import index_terms, query_terms, token_set
 from tests.support.reference_chunking import (
@@ -80,6 +80,18 @@ _LINES = [
     "长" * 700,
     "x" * 2000,
     "mixed 中文 and English " * 40,
+    "-\u3000\u3000[ ]",
+    "١٢٣٤٥٦٧.",
+    "12) [X]   TODO :",
+    "* [x] fixme",
+    "<!-- a note -->",
+    "| :--- | ---: |",
+    "- - - - - - - - - -",
+    ">>>",
+    "N/A",
+    "…",
+    "- ~~old fact~~ new fact",
+    "## Hiſtory",
 ]
 
 _line = st.one_of(st.sampled_from(_LINES), st.text(max_size=60))
@@ -132,6 +144,17 @@ def test_the_bench_memory_chunks_as_before(tmp_path) -> None:
             assert index_terms(f"{chunk.heading}\n{visible}") == reference_index_terms(
                 f"{chunk.heading}\n{reference_strip_annotations(chunk.text)}"
             )
+
+
+_SCAFFOLD_ALPHABET = "-*+_|:>.)[]xX0123 \t\u3000\u2026tToOdDbBfFiImMeEnN/aA<!>٣"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(_SCAFFOLD_ALPHABET, max_size=14) | st.sampled_from(_LINES))
+def test_the_scaffold_prefilter_never_hides_a_line_the_regex_matches(line: str) -> None:
+    stripped = line.strip()
+    if stripped:
+        assert _is_scaffold(stripped) == (_SCAFFOLD_RE.match(stripped) is not None)
 
 
 _SIZES = [(400, 80, 128), (40, 10, 64), (8, 3, 8), (3, 1, 0), (1, 0, 128), (60, 59, 400)]
