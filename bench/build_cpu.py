@@ -10,7 +10,8 @@ writes, the embedding cache. This measures that work alone, in process CPU secon
 - ``none``: keyword-only (``embeddings="none"``), no vector path at all.
 
 and, in the same process, the two steps issue 14 names: chunking (``chunk_markdown`` over every file)
-and term extraction (``index_terms`` of every chunk, as the indexer calls it).
+and term extraction (``index_terms`` of every chunk, as the indexer calls it), each the fastest of
+three passes.
 
 ``--against DIR`` runs the same for another checkout of the package (e.g. the commit before), in the
 same rounds, alternating, so load from other processes hits both alike. Each variant runs in its own
@@ -63,15 +64,25 @@ with MarkdownMemory(folder, embeddings=FreeEmbeddings() if embedder == "free" el
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     chunks = mem.index.count_chunks()[0]
 texts = [mem.store.read_bytes(p).decode("utf-8") for p in sorted(mem.store.scan())]
-t = time.process_time()
 pieces = [chunk_markdown(text) for text in texts]
-chunk_s = time.process_time() - t
-t = time.process_time()
-for found in pieces:
-    for c in found:
+cut = [c for found in pieces for c in found]
+
+def fastest(step):  # best of three passes: the code's speed, not the machine's worst moment
+    best = float("inf")
+    for _ in range(3):
+        t = time.process_time()
+        step()
+        best = min(best, time.process_time() - t)
+    return best
+
+chunk_s = fastest(lambda: [chunk_markdown(text) for text in texts])
+
+def terms():
+    for c in cut:
         visible = strip_annotations(c.text)
         index_terms(f"{c.heading}\n{visible}" if c.heading else visible)
-terms_s = time.process_time() - t
+
+terms_s = fastest(terms)
 import langchain_md_memory
 print(json.dumps({"build_cpu_s": cpu, "build_wall_s": wall, "chunks": chunks, "embedded": stats.embedded,
                   "chunk_cpu_s": chunk_s, "terms_cpu_s": terms_s, "package": langchain_md_memory.__file__}))

@@ -406,6 +406,7 @@ class MemoryIndex:
 def _chunk_values(rowid: int, row: ChunkRow, script: int) -> tuple[object, ...]:
     """One ``chunks`` row, in the column order of ``replace_file``'s INSERT."""
     rec = row.record
-    n_terms, has_vector = len(row.terms.split()), row.vector is not None
+    # Terms are single words joined by one space (``index_terms``): counting the spaces counts them.
+    n_terms, has_vector = row.terms.count(" ") + 1 if row.terms else 0, row.vector is not None
     return (rowid, rec.id, rec.path, rec.start_line, rec.end_line, rec.heading, rec.text, rec.hash,
             row.embed_hash, row.context, script, rec.file_kind, rec.updated_at, n_terms, has_vector)
