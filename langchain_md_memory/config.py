@@ -62,7 +62,9 @@ class TemporalDecayConfig(_Frozen):
     """A line the package wrote on a day (its ``src:`` comment, e.g. from ``supersede``) is newer
     than a log or note dated before: its hit, when it answers the query itself (relevance 0.45),
     ranks above such a hit when it scores at least this share of it (the older one moves just
-    below, not buried). ``1.0`` turns it off."""
+    below, not buried). A hit dated before a fact was superseded that restates its old value goes
+    just below the replacement whatever the share (:mod:`langchain_md_memory.search.restated`).
+    ``1.0`` turns both off."""
 
 
 class MMRConfig(_Frozen):

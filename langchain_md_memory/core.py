@@ -32,6 +32,7 @@ from .aio import AsyncMemoryMethods
 from .config import MemoryConfig
 from .embeddings import EmbeddingClient, resolve_embeddings
 from .errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryInputError, MemoryStoreError
+from .facts import superseded_statements
 from .files.base import DocumentStore, StateStore
 from .files.paths import INDEX_FILE
 from .files.session_context import load_session_context
@@ -42,6 +43,7 @@ from .index.handle import IndexHandle
 from .index.schema import index_error
 from .search.expiry import drop_expired
 from .search.pipeline import RankedResults, Recall, rank
+from .search.restated import restated_below_successors, successor_paths
 from .search.retrieve import query_vector, retrieve
 from .secrets import scrub
 from .sync.indexer import Indexer, SyncStats, index_identity
@@ -215,6 +217,9 @@ class MemoryCore(AsyncMemoryMethods):
         ids = [r.id for r, _ in recall.vector] + [r.id for r, _ in recall.keyword]
         counts = self._access_counts(ids) if cfg.access_weight > 0 and ids else None
         ranked = rank(recall, cfg, max_results=k, access_counts=counts)
+        if cfg.temporal_decay.newer_first < 1.0:  # the same switch as "newer statements first"
+            hits = restated_below_successors(ranked.hits, self._superseded_in(ranked.hits))
+            ranked = RankedResults(hits, ranked.funnel, ranked.degraded)
         if self._sync_error is not None:
             lag = f"the index could not be updated ({self._sync_error}); recent changes may be missing"
             note = "; ".join(filter(None, [ranked.degraded, lag]))
@@ -223,6 +228,19 @@ class MemoryCore(AsyncMemoryMethods):
             self._record_access([h.chunk_id for h in ranked.hits])
         self.indexer.freshness.start_pending()  # a periodic walk this search found due: after it, not during
         return ranked
+
+    def _superseded_in(self, hits: list[MemorySearchResult]) -> dict[str, list[tuple[str, dt.date]]]:
+        """The facts struck in the files whose struck facts could move a hit (one read a file)."""
+        found = {}
+        for path in successor_paths(hits):
+            try:
+                text = self.store.read_bytes(path).decode("utf-8", errors="replace")
+            except (MemoryStoreError, OSError) as exc:  # gone meanwhile: the order stays as ranked
+                logger.debug("cannot read %s for its superseded facts: %s", path, exc)
+                continue
+            if struck := superseded_statements(text):
+                found[path] = struck
+        return found
 
     def _query_vector(self, query: str) -> tuple[Any, str | None]:
         return query_vector(self.embedder, query, self.indexer.embedding_error)

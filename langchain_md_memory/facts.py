@@ -51,6 +51,7 @@ __all__ = [
     "same_fact",
     "strip_annotations",
     "supersede_in",
+    "superseded_statements",
     "with_expiry",
     "with_provenance",
 ]
@@ -64,6 +65,9 @@ _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _FENCE_RE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})")
 _MARKER_RE = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\[[ xX]?\]\s+)?")
 _STRUCK_RE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?~~\S.*?~~")
+_SUPERSEDED_RE = re.compile(
+    r"^[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+)?~~(\S.*?)~~[ \t]*\(superseded (\d{4}-\d{2}-\d{2})\)", re.MULTILINE
+)
 _TRAILING_PUNCT_RE = re.compile(r"[\s.;,!。；，！]+$")
 _NEGATIONS = frozenset({"not", "no", "never", "dont", "don", "doesn", "isn", "won", "cannot", "without",
                         "不", "没", "别", "无", "非"})
@@ -316,6 +320,15 @@ def supersede_in(text: str, old_text: str, new_text: str, day: dt.date,
     lines[first : last + 1] = new_lines
     _add_history(lines, entries)
     return "\n".join(lines) + ("\n" if ends_with_newline else "")
+
+
+def superseded_statements(text: str) -> list[tuple[str, dt.date]]:
+    """The facts :func:`supersede_in` struck in ``text``: ``(old statement, day superseded)``, in order."""
+    found = []
+    for match in _SUPERSEDED_RE.finditer(text) if "(superseded " in text else ():
+        with contextlib.suppress(ValueError):  # 2026-13-40 names no day
+            found.append((match[1], dt.date.fromisoformat(match[2])))
+    return found
 
 
 def _history_sections(lines: list[str]) -> Iterator[tuple[int, int]]:

@@ -248,6 +248,33 @@ def test_a_fact_superseded_today_outranks_a_month_old_log_of_the_old_value(tmp_p
         assert hits[1].score == pytest.approx(hits[0].score) and hits[1].decay < hits[0].decay
 
 
+@pytest.mark.parametrize("rule", [True, False])
+def test_an_old_log_restating_a_superseded_value_ranks_below_its_replacement(tmp_path: Path, rule: bool):
+    # The log says the old value in the question's own words and far outscores the new fact, beyond
+    # what "newer statements first" moves; it holds the value that changed (biweekly), so it is a
+    # statement of the superseded fact and goes just below the replacement. newer_first=1.0 turns both off.
+    config = MemoryConfig(temporal_decay={"newer_first": 0.8 if rule else 1.0})
+    old = "On-call: biweekly rotation, handover Mondays at 14:00; PagerDuty schedule risk-primary."
+    with MarkdownMemory(tmp_path / "memory", embeddings="none", config=config) as mem:
+        mem.write("work.md", f"# Work\n\n## Team\n- Manager: Priya Raman.\n- {old}\n"
+                  "- Runbook index lives in Confluence space RISK.\n")
+        log = daily_file_name(dt.date.today() - dt.timedelta(days=27))
+        mem.write(log, "## 10:00 standup\n- Priya announced: on-call moves to a biweekly rotation.\n"
+                       "- Rotation handover stays on Mondays at 14:00; the rotation sheet is pinned.\n")
+        other = daily_file_name(dt.date.today() - dt.timedelta(days=20))
+        mem.write(other, "## 09:00 standup\n- The on-call rotation handover moved to the small room; "
+                         "on-call rotation notes are in the handover doc.\n")
+        assert mem.supersede(old, "On-call: every third week since the team grew, handover Mondays at 14:00; "
+                             "PagerDuty schedule risk-primary.", file="work.md")
+        hits = mem.search("on-call rotation handover")
+    paths = [hit.path for hit in hits]
+    if rule:  # the log of the old value follows work.md; the log without it (no "biweekly") keeps its place
+        assert paths.index(log) == paths.index("work.md") + 1 and paths.index(other) < paths.index("work.md")
+        assert hits[paths.index(log)].score < hits[paths.index("work.md")].score
+    else:
+        assert paths.index(log) < paths.index("work.md")
+
+
 def test_remember_files_a_fact_in_its_section_or_a_new_one(mem):
     mem.append("# Health\n\n## Doctors\n- GP: Dr. Paulo Reis.\n\n## 体检记录\n- 血压一直正常。\n",
                file="health.md")
