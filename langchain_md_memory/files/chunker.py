@@ -135,7 +135,7 @@ def _enter(stack: list[tuple[int, str]], heading: re.Match[str]) -> str:
         stack.pop()
     if title:
         stack.append((level, f"{heading[1]} {title}"))
-    return " > ".join(item for _, item in stack)
+    return " > ".join([item for _, item in stack])
 
 
 def _classify_fenced(lines: list[str]) -> tuple[list[int], list[str]]:
@@ -178,20 +178,21 @@ class _Budget:
     """Exact ``estimate_tokens`` of any line range in O(1), via prefix sums."""
 
     def __init__(self, lines: list[str]) -> None:
-        self._chars = [0, *accumulate(map(len, lines))]
+        chars = [0, *accumulate(map(len, lines))]
         if not all(map(str.isascii, lines)):
-            cjk = [0] * len(lines)
+            per_line = [0] * len(lines)
             for i in [i for i, ascii_only in enumerate(map(str.isascii, lines)) if not ascii_only]:
-                cjk[i] = len(CJK_CHAR_RE.findall(lines[i]))
-            self._cjk = [0, *accumulate(cjk)]
+                per_line[i] = len(CJK_CHAR_RE.findall(lines[i]))
+            cjk = [0, *accumulate(per_line)]
         else:  # no CJK character in ASCII text
-            self._cjk = [0] * (len(lines) + 1)
+            cjk = [0] * (len(lines) + 1)
 
-    def tokens(self, start: int, end: int) -> int:
+        def tokens(start: int, end: int) -> int:  # a closure: called for every unit, line and span
+            wide = cjk[end + 1] - cjk[start]
+            return wide + round((chars[end + 1] - chars[start] + end - start - wide) / 3.5)
+
+        self.tokens = tokens
         """Tokens of ``"\\n".join(lines[start:end + 1])``; mirrors :func:`text.estimate_tokens`."""
-        chars = self._chars[end + 1] - self._chars[start] + (end - start)
-        cjk = self._cjk[end + 1] - self._cjk[start]
-        return cjk + round((chars - cjk) / 3.5)
 
 
 def _windows(line: str, budget: int) -> list[str]:
@@ -300,42 +301,40 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     units = _units(lines, kinds, budget, chunk_tokens)
 
     spans: list[tuple[str, int, int]] = []  # (text, first line, last line), 0-based
-    i = 0
-    while i < len(units):
+    tokens, count, i = budget.tokens, len(units), 0
+    while i < count:
         unit = units[i]
         if unit.piece is not None:
             if unit.content and unit.piece.strip():
                 spans.append((unit.piece, unit.start, unit.end))
             i += 1
             continue
-        j, has_content = i + 1, unit.content
+        j, has_content, first = i + 1, unit.content, unit.start
         # A heading opens a new chunk unless everything so far is headings/scaffolding.
-        while (
-            j < len(units)
-            and units[j].piece is None
-            and not (units[j].heading_start and has_content)
-            and budget.tokens(unit.start, units[j].end) <= chunk_tokens
-        ):
-            has_content = has_content or units[j].content
+        while j < count:
+            after = units[j]
+            if after.piece is not None or (after.heading_start and has_content) \
+                    or tokens(first, after.end) > chunk_tokens:
+                break
+            has_content = has_content or after.content
             j += 1
         if has_content:
             end = units[j - 1].end
-            body = "\n".join(lines[unit.start : end + 1])
-            spans.append((body, unit.start, end))
-        if j >= len(units) or units[j].piece is not None or (units[j].heading_start and has_content):
+            spans.append(("\n".join(lines[first : end + 1]), first, end))
+        if j >= count or units[j].piece is not None or (units[j].heading_start and has_content):
             i = j
             continue
         # The budget ended this chunk: carry trailing units (never unit i, so we always advance).
         k = j
-        while k - 1 > i and budget.tokens(units[k - 1].start, units[j - 1].end) <= overlap_tokens:
+        while k - 1 > i and tokens(units[k - 1].start, units[j - 1].end) <= overlap_tokens:
             k -= 1
-        while k < j and budget.tokens(units[k].start, units[j].end) > chunk_tokens:
+        while k < j and tokens(units[k].start, units[j].end) > chunk_tokens:
             k += 1
         i = k
     short = min(max(0, int(context_tokens)) // 2, chunk_tokens // 4)
     return [
         _make_chunk(body, start, end, paths[start],
                     _context(lines, kinds, budget, start, end, context_tokens)
-                    if budget.tokens(start, end) < short else "")
+                    if tokens(start, end) < short else "")
         for body, start, end in spans
     ]
