@@ -108,11 +108,9 @@ def _classify(lines: list[str], fenced: bool = True) -> tuple[list[int], list[st
     if fenced:
         return _classify_fenced(lines)
     # No fence anywhere: a line is blank, a heading, scaffolding or content, each decided on its own.
-    scaffold, heading_at, chars = _SCAFFOLD_RE.match, _HEADING_RE.match, _SCAFFOLD_CHARS
+    scaffold, heading_at = _is_scaffold, _HEADING_RE.match
     stripped = list(map(str.strip, lines))
-    # _is_scaffold, inlined: it runs on every line of every file.
-    kinds = [(_SCAFFOLD if (len(core := text.strip(chars)) <= 5 or core.isdecimal() or text[:4] == "<!--")
-              and scaffold(text) else _CONTENT) if text else _BLANK for text in stripped]
+    kinds = [(_SCAFFOLD if scaffold(text) else _CONTENT) if text else _BLANK for text in stripped]
     paths: list[str] = []
     stack: list[tuple[int, str]] = []
     path = ""
@@ -193,10 +191,14 @@ class _Budget:
             wide = cjk[end + 1] - cjk[start]
             return wide + round((chars[end + 1] - chars[start] + end - start - wide) / 3.5)
 
+        def fits(start: int, end: int, limit: int) -> bool:
+            # No more tokens than characters (newlines included): a range that short fits uncounted.
+            return chars[end + 1] - chars[start] + end - start <= limit or tokens(start, end) <= limit
+
         self.tokens = tokens
         """Tokens of ``"\\n".join(lines[start:end + 1])``; mirrors :func:`text.estimate_tokens`."""
-        self.chars = chars
-        """Prefix sums of line lengths: a range's characters (newlines added) bound its tokens from above."""
+        self.fits = fits
+        """True when lines ``start..end`` hold at most ``limit`` tokens."""
 
 
 def _windows(line: str, budget: int) -> list[str]:
@@ -222,11 +224,10 @@ def _units(lines: list[str], kinds: list[int], budget: _Budget, chunk_tokens: in
     code = bytes(kinds)  # one byte per line: paragraphs are runs of scaffolding and content, found in C
     blocks = [match.span() for match in _BLOCK_RE.finditer(code)]
     units: list[_Unit] = []
-    tokens, chars = budget.tokens, budget.chars
+    fits = budget.fits
     for first, stop in blocks:
         last = stop - 1
-        # No more tokens than characters: a block that short fits without counting.
-        if chars[stop] - chars[first] + last - first <= chunk_tokens or tokens(first, last) <= chunk_tokens:
+        if fits(first, last, chunk_tokens):
             units.append(_Unit(first, last, kinds[first] == _HEADING, code.find(_CONTENT, first, stop) >= 0))
             continue
         for i in range(first, last + 1):  # line by line, and a line over the budget in pieces
@@ -307,7 +308,7 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     units = _units(lines, kinds, budget, chunk_tokens)
 
     spans: list[tuple[str, int, int]] = []  # (text, first line, last line), 0-based
-    tokens, chars, count, i = budget.tokens, budget.chars, len(units), 0
+    tokens, fits, count, i = budget.tokens, budget.fits, len(units), 0
     while i < count:
         unit = units[i]
         if unit.piece is not None:
@@ -319,9 +320,8 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
         # A heading opens a new chunk unless everything so far is headings/scaffolding.
         while j < count:
             after = units[j]
-            if after.piece is not None or (after.heading_start and has_content) or (
-                    chars[after.end + 1] - chars[first] + after.end - first > chunk_tokens
-                    and tokens(first, after.end) > chunk_tokens):
+            if after.piece is not None or (after.heading_start and has_content) \
+                    or not fits(first, after.end, chunk_tokens):
                 break
             has_content = has_content or after.content
             j += 1
