@@ -35,7 +35,8 @@ from ..files.paths import daily_date
 from ..types import MemorySearchResult
 from .merge import sort_hits
 
-__all__ = ["apply_temporal_decay", "decay_multiplier", "hit_age_days", "hit_day", "newer_statements_first"]
+__all__ = ["apply_temporal_decay", "decay_multiplier", "hit_age_days", "hit_day", "newer_statements_first",
+           "placed_below"]
 
 _SECONDS_PER_DAY = 86_400.0
 
@@ -92,6 +93,14 @@ def hit_day(hit: MemorySearchResult) -> dt.date | None:
     return max((day for day in days if day is not None), default=None)
 
 
+def placed_below(older: MemorySearchResult, score: float) -> MemorySearchResult:
+    """``older`` scored just below ``score`` (never raised), the factor also recorded in its ``decay``."""
+    if older.score <= 0:
+        return older
+    factor = min(1.0, score / older.score * (1.0 - 1e-9))
+    return dataclasses.replace(older, score=older.score * factor, decay=older.decay * factor)
+
+
 def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float,
                            min_relevance: float = 0.0) -> list[MemorySearchResult]:
     """``hits`` re-sorted so a newer written statement ranks above older dated hits of comparable score.
@@ -114,8 +123,7 @@ def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float,
             then = days[o]
             if (then is not None and then < day and older.score > newer.score > 0
                     and newer.score >= ratio * older.score):
-                factor = newer.score / older.score * (1.0 - 1e-9)
-                out[o] = dataclasses.replace(older, score=older.score * factor, decay=older.decay * factor)
+                out[o] = placed_below(older, newer.score)
     return sort_hits(out)
 
 

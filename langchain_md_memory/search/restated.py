@@ -27,14 +27,13 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
 from ..facts import provenance_day
 from ..text import query_terms, token_set
 from ..types import MemorySearchResult
-from .decay import hit_day
+from .decay import hit_day, placed_below
 from .relevance import DEFAULT_MIN_RELEVANCE
 
 __all__ = ["restated_below_successors", "successor_paths"]
@@ -87,9 +86,7 @@ def restated_below_successors(
     def emit(hit: MemorySearchResult, n: int) -> None:
         out.append(hit)
         for o in sorted(o for o, under in below.items() if under == n):  # o < n: no cycle
-            older = hits[o]
-            factor = min(1.0, hit.score / older.score * (1.0 - 1e-9)) if older.score > 0 else 1.0
-            emit(dataclasses.replace(older, score=older.score * factor, decay=older.decay * factor), o)
+            emit(placed_below(hits[o], hit.score), o)
 
     for n, hit in enumerate(hits):
         if n not in below:
