@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
 __all__ = [
@@ -137,6 +138,17 @@ class MemorySearchResult:
     def citation(self) -> str:
         """``path#Lstart-Lend``, what a model should cite."""
         return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def revised(self, **changes: Any) -> MemorySearchResult:
+        """A copy with ``changes``: ``dataclasses.replace`` at half its cost (ranking makes ~100 a search)."""
+        values = list(_HIT_VALUES(self))
+        for name, value in changes.items():
+            values[_HIT_FIELD[name]] = value
+        return MemorySearchResult(*values)
+
+
+_HIT_FIELD = {f.name: i for i, f in enumerate(fields(MemorySearchResult))}
+_HIT_VALUES = operator.attrgetter(*_HIT_FIELD)
 
 
 SESSION_CONTEXT_ID = "md-memory-session-context"

@@ -47,6 +47,8 @@ __all__ = [
 
 StoredVectors = Callable[[Sequence[int]], Mapping[int, np.ndarray]]
 """The stored float32 vectors of some rows, by rowid (for re-scoring a compact matrix's candidates)."""
+Calibration = tuple[dict[int, float], tuple[float, float] | None]
+"""Each script group's offset and the memory-wide background (see :func:`combine_backgrounds`)."""
 
 
 class ScriptVectors:
@@ -59,7 +61,7 @@ class ScriptVectors:
         # A search asks for the top k and then the background of the same query: measure it once.
         self._version = 0  # bumped by every write, under _lock (writers run on several threads)
         self._lock = threading.Lock()
-        self._last: tuple[bytes, int, tuple[dict[int, float], tuple[float, float] | None]] | None = None
+        self._last: tuple[bytes, int, Calibration] | None = None
 
     @classmethod
     def load(cls, groups: Iterable[int], load_group: Callable[[int], VectorMatrix],
@@ -113,40 +115,51 @@ class ScriptVectors:
         A compact matrix proposes ``RESCORE_FACTOR × k`` candidates per group, which ``stored``
         (their float32 vectors) scores exactly; without it the compact scores stand.
         ``offsets=False`` ranks the plain cosines (what an exact search elsewhere returns).
+        The pass that finds each group's top also measures its background (kept for
+        :meth:`background`), so a search reads every vector once.
         """
-        shifts = self._calibrate(query)[0] if offsets and len(self._groups) > 1 else {}
-        found: list[tuple[int, float]] = []
+        with self._lock:
+            version = self._version
+        tops: dict[int, list[tuple[int, float]]] = {}
+        measured: list[tuple[int, int, tuple[float, float]]] = []
         for group, matrix in self._groups.items():
-            shift = shifts.get(group, 0.0)
-            if matrix.exact or stored is None:
-                top = matrix.top_k(query, k)
-            else:
-                candidates = [rowid for rowid, _ in matrix.top_k(query, k * RESCORE_FACTOR)]
-                top = rescore(query, candidates, stored(candidates), k) if candidates else []
-            found += [(rowid, min(1.0, max(0.0, score - shift))) for rowid, score in top]
+            rescoring = None if matrix.exact else stored
+            top, stats = matrix.search(query, k if rescoring is None else k * RESCORE_FACTOR)
+            if rescoring is not None and top:
+                candidates = [rowid for rowid, _ in top]
+                top = rescore(query, candidates, rescoring(candidates), k)
+            tops[group] = top
+            if stats is not None:
+                measured.append((group, len(matrix), stats))
+        calibration = self._keep(query, version, combine_backgrounds(measured))
+        shifts = calibration[0] if offsets and len(self._groups) > 1 else {}
+        found = [(rowid, min(1.0, max(0.0, score - shifts.get(group, 0.0))))
+                 for group, top in tops.items() for rowid, score in top]
         found.sort(key=lambda item: (-item[1], item[0]))
         return found[:k]
 
-    def _calibrate(self, query: np.ndarray) -> tuple[dict[int, float], tuple[float, float] | None]:
+    def _calibrate(self, query: np.ndarray) -> Calibration:
         """Each group's offset, and the memory-wide background (mean and spread of all cosines)."""
         key = np.asarray(query, dtype=np.float32).tobytes()
         with self._lock:
             version, last = self._version, self._last
         if last is not None and last[0] == key and last[1] == version:
             return last[2]
-        result = self._measure(query)
+        return self._keep(query, version, self._measure(query))
+
+    def _keep(self, query: np.ndarray, version: int, result: Calibration) -> Calibration:
+        """Remember ``result`` for ``query`` unless a write overlapped its measurement (since ``version``)."""
         with self._lock:
-            if self._version == version:  # no write overlapped the measurement
-                self._last = (key, version, result)
+            if self._version == version:
+                self._last = (np.asarray(query, dtype=np.float32).tobytes(), version, result)
         return result
 
-    def _measure(self, query: np.ndarray) -> tuple[dict[int, float], tuple[float, float] | None]:
+    def _measure(self, query: np.ndarray) -> Calibration:
         return combine_backgrounds([(group, len(matrix), stats) for group, matrix in self._groups.items()
                                     if (stats := matrix.background(query)) is not None])
 
 
-def combine_backgrounds(measured: Sequence[tuple[int, int, tuple[float, float]]]
-                        ) -> tuple[dict[int, float], tuple[float, float] | None]:
+def combine_backgrounds(measured: Sequence[tuple[int, int, tuple[float, float]]]) -> Calibration:
     """Each group's offset and the memory-wide background from ``(group, rows, (mean, std))`` per group.
 
     Shared by every index backend, so a query's offsets are the same wherever its vectors live.

@@ -246,10 +246,15 @@ class VectorMatrix:
         Exact for float32. A compact matrix's scores are approximate: ask it for
         ``RESCORE_FACTOR`` times more and pass them to :func:`rescore`.
         """
+        return self.search(query, k)[0]
+
+    def search(self, query: np.ndarray, k: int, sample: int = BACKGROUND_SAMPLE
+               ) -> tuple[list[tuple[int, float]], tuple[float, float] | None]:
+        """:meth:`top_k` and :meth:`background` of one query from one pass over the rows."""
         with self._lock:
             n = self._n
             if self._data is None or n == 0 or k <= 0:
-                return []
+                return [], None
             q = np.asarray(query, dtype=np.float32).ravel()
             if q.shape[0] != self._data.shape[1]:
                 raise MemoryIndexError(
@@ -257,13 +262,15 @@ class VectorMatrix:
                 )
             norm = float(np.linalg.norm(q))
             if norm == 0.0 or not np.isfinite(norm):
-                return []
+                return [], None
             scores = self._scores(q / norm, n)
             ids = self._ids[:n]
             k = min(k, n)
             part = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
             order = part[np.lexsort((ids[part], -scores[part]))]
-            return [(int(ids[i]), float(np.clip(scores[i], 0.0, 1.0))) for i in order]
+            top = [(int(ids[i]), float(np.clip(scores[i], 0.0, 1.0))) for i in order]
+        m = min(n, sample)
+        return top, ((float(scores[:m].mean()), float(scores[:m].std())) if m >= MIN_BACKGROUND else None)
 
 
 def _unit_rows(vectors: Sequence[np.ndarray]) -> np.ndarray:

@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import math
 from collections.abc import Iterable
@@ -98,7 +97,7 @@ def placed_below(older: MemorySearchResult, score: float) -> MemorySearchResult:
     if older.score <= 0:
         return older
     factor = min(1.0, score / older.score * (1.0 - 1e-9))
-    return dataclasses.replace(older, score=older.score * factor, decay=older.decay * factor)
+    return older.revised(score=older.score * factor, decay=older.decay * factor)
 
 
 def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float,
@@ -152,7 +151,7 @@ def apply_temporal_decay(
             out.append(hit)
             continue
         multiplier = decay_multiplier(age, half_life_days, floor)
-        out.append(dataclasses.replace(hit, score=hit.score * multiplier, decay=hit.decay * multiplier))
+        out.append(hit.revised(score=hit.score * multiplier, decay=hit.decay * multiplier))
     if enabled and newer_first < 1.0:
         return newer_statements_first(out, newer_first, newer_relevance)
     return sort_hits(out)

@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
@@ -145,7 +144,7 @@ def rank(
         newer_relevance=DEFAULT_MIN_RELEVANCE,  # the bar of a hit that answers the query
     )
     pool = [
-        dataclasses.replace(hit, relevance_rank=position)
+        hit.revised(relevance_rank=position)
         for position, hit in enumerate(decayed[: config.mmr.pool_multiplier * k], start=1)
     ]
     reranked = pool

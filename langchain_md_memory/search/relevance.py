@@ -31,7 +31,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
 
 from ..text import token_set
@@ -143,13 +142,11 @@ def annotate_relevance(
     """
     out = list(hits)
     keyword_only = all(hit.vector_score is None for hit in out)
-    return [
-        dataclasses.replace(
-            hit,
-            relevance=keyword_evidence(terms, hit.text, hit.keyword_score or 0.0) if keyword_only else max(
-                vector_evidence(hit.vector_score, background),
-                keyword_coverage(terms, hit.text) if terms else (hit.keyword_score or 0.0),
-            ),
-        )
-        for hit in out
-    ]
+
+    def relevance(hit: MemorySearchResult) -> float:
+        if keyword_only:
+            return keyword_evidence(terms, hit.text, hit.keyword_score or 0.0)
+        coverage = keyword_coverage(terms, hit.text) if terms else (hit.keyword_score or 0.0)
+        return max(vector_evidence(hit.vector_score, background), coverage)
+
+    return [hit.revised(relevance=relevance(hit)) for hit in out]

@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 
@@ -60,5 +59,5 @@ def apply_source_weights(
             out.append(hit)
             continue
         changed = True
-        out.append(dataclasses.replace(hit, score=hit.score * multiplier, weight=hit.weight * multiplier))
+        out.append(hit.revised(score=hit.score * multiplier, weight=hit.weight * multiplier))
     return sort_hits(out) if changed else out
