@@ -98,3 +98,18 @@ def test_a_repeated_query_is_measured_again_after_a_write() -> None:
     vectors.add(list(range(20, 40)), near, [SCRIPT_OTHER] * 20)
     after = vectors.background(query)
     assert after is not None and before is not None and after[0] > before[0] + 0.1
+
+
+def test_the_top_k_pass_measures_the_background_asked_for_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    vectors = ScriptVectors()
+    groups = [SCRIPT_OTHER] * 15 + [SCRIPT_CJK] * 15
+    vectors.add(list(range(30)), [rng.normal(size=6) for _ in range(30)], groups)
+    query = rng.normal(size=6)
+    measured = vectors.background(query)
+    fresh = ScriptVectors(groups=dict(vectors._groups))
+    sampled: list[int] = []
+    monkeypatch.setattr(VectorMatrix, "background", lambda self, q: sampled.append(1))
+    fresh.top_k(query, 5)
+    assert fresh.background(query) == pytest.approx(measured)  # same figures as a separate sample
+    assert sampled == []  # and no second pass over the vectors

@@ -245,3 +245,16 @@ def test_a_compact_matrix_loads_blobs_and_takes_less_memory(dtype: str) -> None:
 def test_an_unknown_vector_dtype_is_refused_by_name() -> None:
     with pytest.raises(MemoryIndexError, match="bfloat16"):
         VectorMatrix("bfloat16")  # type: ignore[arg-type]
+
+
+def test_search_is_top_k_and_background_from_one_pass() -> None:
+    rng = np.random.default_rng(3)
+    live = random_vectors(rng, range(1, 60))
+    for dtype in ("float32", "float16", "int8"):
+        matrix = VectorMatrix(dtype)
+        matrix.add(list(live), list(live.values()))
+        query = rng.normal(size=DIM)
+        top, background = matrix.search(query, 7)
+        assert top == matrix.top_k(query, 7)
+        assert background == pytest.approx(matrix.background(query), abs=1e-6)
+        assert matrix.search(query, 7, sample=4)[1] is None  # too few rows sampled to say
