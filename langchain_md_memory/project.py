@@ -261,8 +261,8 @@ def combine_recalls(project: Recall, global_: Recall) -> Recall:
 
 def mark_scopes(hits: Iterable[MemorySearchResult]) -> list[MemorySearchResult]:
     """Hits with ``scope`` set: ``"global"`` for :data:`GLOBAL_PREFIX` paths, else ``"project"``."""
-    return [dataclasses.replace(h, scope="global") if h.path.startswith(GLOBAL_PREFIX)
-            else (h if h.scope == "project" else dataclasses.replace(h, scope="project")) for h in hits]
+    return [h.revised(scope="global") if h.path.startswith(GLOBAL_PREFIX)
+            else (h if h.scope == "project" else h.revised(scope="project")) for h in hits]
 
 
 def split_ids(ids: Sequence[str]) -> tuple[list[str], list[str]]:
