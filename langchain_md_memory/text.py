@@ -7,12 +7,18 @@ runs as overlapping bigrams plus single characters, and tokenise queries the
 same way. ``trigram`` was measured and rejected: it cannot match two-character
 Chinese words on SQLite 3.40.
 
+English words are reduced to their Snowball (Porter2) stem in the index, in
+queries and in the token sets alike, so ``painting`` finds ``paints`` and
+``flights`` counts as ``flight`` (LoCoMo R@5 +0.025, see bench/QUALITY.md).
+Stop words are dropped from a query before its words are stemmed.
+
 Example:
     .. code-block:: python
 
         from langchain_md_memory.text import index_terms, match_expression, query_terms
 
         assert "仓位" in index_terms("单只个股不超过总仓位 5%").split()
+        assert query_terms("What did I paint?") == index_terms("paintings").split() == ["paint"]
         assert match_expression(query_terms('dark-mode "AND" NEAR(')) == '"dark" OR "mode" OR "and" OR "near"'
 """
 
@@ -20,8 +26,11 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Sequence
+
+import snowballstemmer
 
 from .stopwords import content_terms
 
@@ -29,6 +38,7 @@ __all__ = [
     "CJK_CHAR_RE",
     "SCRIPT_CJK",
     "SCRIPT_OTHER",
+    "TERMS_VERSION",
     "estimate_tokens",
     "index_terms",
     "match_expression",
@@ -45,6 +55,9 @@ _LETTER_RE = re.compile(rf"[^\W\d_{_CJK}]")
 
 SCRIPT_OTHER, SCRIPT_CJK = 0, 1
 """The script groups of :func:`script_group`."""
+
+TERMS_VERSION = "2"
+"""Bump when :func:`index_terms` changes: every file is then re-indexed (vectors come from the cache)."""
 
 
 # Zero-width characters (space, joiners, word joiner, BOM) split words invisibly: dropped before tokenising.
@@ -102,6 +115,29 @@ def _tokens(text: str, *, unigrams: bool) -> list[str]:
     return out
 
 
+# Stems by term: a memory repeats its vocabulary, and the pure-Python stemmer takes ~17 µs a word
+# (PyStemmer's C build, used when installed, ~0.1 µs). A stemmer object is not thread-safe.
+_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER_LOCK = threading.Lock()
+_STEMS: dict[str, str] = {}
+_STEMS_MAX = 200_000
+
+
+def _stem(term: str) -> str:
+    if not (term.isascii() and term.isalpha()):
+        return term  # numbers, identifiers' digit parts, CJK
+    with _STEMMER_LOCK:
+        stem: str = _STEMMER.stemWord(term)
+    if len(_STEMS) < _STEMS_MAX:
+        _STEMS[term] = stem
+    return stem
+
+
+def _stemmed(terms: list[str]) -> list[str]:
+    get = _STEMS.get
+    return [get(term) or _stem(term) for term in terms]
+
+
 def _fold(word: str) -> str:
     """Lower-case and strip diacritics, so ``Café`` and ``cafe`` are one term."""
     if word.isascii():
@@ -118,8 +154,8 @@ def index_terms(text: str) -> str:
     """
     if text.isascii():
         # Every character but [a-z0-9] becomes a space; the words are what stays, joined by one.
-        return " ".join(_ascii_words(text).split())
-    return " ".join(_tokens(text, unigrams=True))
+        return " ".join(_stemmed(_ascii_words(text).split()))
+    return " ".join(_stemmed(_tokens(text, unigrams=True)))
 
 
 def query_terms(query: str) -> list[str]:
@@ -127,9 +163,10 @@ def query_terms(query: str) -> list[str]:
 
     A one-character CJK run yields that character. Stop words (``what``,
     ``the``, ``我们``) are dropped unless nothing else is left: see
-    :mod:`langchain_md_memory.stopwords`.
+    :mod:`langchain_md_memory.stopwords`. Words are stemmed after that
+    (``does`` is a stop word, its stem ``doe`` would not be).
     """
-    return content_terms(list(dict.fromkeys(_tokens(query, unigrams=False))))
+    return list(dict.fromkeys(_stemmed(content_terms(list(dict.fromkeys(_tokens(query, unigrams=False)))))))
 
 
 def match_expression(terms: Sequence[str]) -> str:
@@ -140,7 +177,7 @@ def match_expression(terms: Sequence[str]) -> str:
 @functools.lru_cache(maxsize=4096)
 def token_set(text: str) -> frozenset[str]:
     """Terms of ``text`` as a set, for Jaccard similarity (CJK-aware)."""
-    return frozenset(_tokens(text, unigrams=False))
+    return frozenset(_stemmed(_tokens(text, unigrams=False)))
 
 
 def estimate_tokens(text: str) -> int:

@@ -33,10 +33,10 @@ from itertools import accumulate
 from ..facts import hidden_lines
 
 # One CJK definition for the whole package, so chunk budgets match estimate_tokens exactly.
-from ..text import CJK_CHAR_RE, estimate_tokens
+from ..text import CJK_CHAR_RE, TERMS_VERSION, estimate_tokens
 from ..types import Chunk
 
-__all__ = ["CHUNKER_VERSION", "chunk_markdown"]
+__all__ = ["CHUNKER_VERSION", "chunk_markdown", "chunking_signature"]
 
 CHUNKER_VERSION = "3"
 """Bumped whenever chunk boundaries change, so indexes built by an older chunker are rebuilt."""
@@ -272,6 +272,11 @@ def _nearest(lines: list[str], kinds: list[int], budget: _Budget, order: range, 
         taken.append(line)
         room -= cost
     return taken
+
+
+def chunking_signature(chunk_tokens: int, overlap_tokens: int, context_tokens: int) -> str:
+    """What stored chunks and their keyword terms depend on: when it changes, every file is re-indexed."""
+    return f"{CHUNKER_VERSION}:{chunk_tokens}:{overlap_tokens}:{context_tokens}:terms={TERMS_VERSION}"
 
 
 def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 80,

@@ -22,7 +22,7 @@ from ..embeddings.client import INDEX_TOKENIZER_VERSION
 from ..errors import IndexDamagedError, MemoryIndexError, MemoryStoreError
 from ..facts import strip_annotations
 from ..files.base import DocumentStore
-from ..files.chunker import CHUNKER_VERSION, chunk_markdown
+from ..files.chunker import CHUNKER_VERSION, chunk_markdown, chunking_signature
 from ..files.paths import file_kind
 from ..index.base import IndexOwner, SearchIndex
 from ..index.handle import IndexHandle
@@ -170,7 +170,7 @@ class Indexer:
             counters = SyncStats()
             started = time.perf_counter()
             try:
-                self._sync_files(force or self._chunking_changed(), counters, progress, scanned)
+                self._sync_files(force, counters, progress, scanned)
                 self._embed_missing(counters, progress)
                 self.index.after_sync()
             except BaseException:
@@ -181,18 +181,17 @@ class Indexer:
             logger.debug("sync: %s", counters)
             return counters
 
-    def _chunking_changed(self) -> bool:
-        cfg = self.config
-        sizes = (cfg.chunk_tokens, cfg.chunk_overlap_tokens, cfg.chunk_context_tokens)
-        signature = ":".join(map(str, (CHUNKER_VERSION, *sizes)))
-        if self.index.get_meta("chunking") == signature:
-            return False
-        self.index.set_meta("chunking", signature)
-        return True
-
     def _sync_files(self, force: bool, c: SyncStats, progress: ProgressCallback | None,
                     scanned: dict[str, tuple[int, int]] | None = None) -> None:
         known = self.index.file_states()
+        cfg = self.config
+        signature = chunking_signature(cfg.chunk_tokens, cfg.chunk_overlap_tokens, cfg.chunk_context_tokens)
+        # Chunking or terms changed: every file again, recorded once done (an interrupted sync starts over).
+        rechunk = self.index.get_meta("chunking") != signature
+        if rechunk and not known:  # a new index: nothing to chunk again
+            self.index.set_meta("chunking", signature)
+            rechunk = False
+        force = force or rechunk
         # A walk made by needs_sync() moments ago is as good as a new one: every changed file is
         # re-stat-ed inside the write transaction below, and a file added since is seen next time.
         if scanned is None:
@@ -224,6 +223,8 @@ class Indexer:
         if self.warnings.keys() - scanned.keys():
             self.warnings = {p: w for p, w in self.warnings.items() if p in scanned}
         self._save_warnings()
+        if rechunk:
+            self.index.set_meta("chunking", signature)
         self._remember(seen)
         if progress is not None:
             progress(ProgressEvent("index", len(paths), len(paths), "files"))

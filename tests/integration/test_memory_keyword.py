@@ -37,6 +37,15 @@ def test_append_then_search_finds_the_new_text_without_an_explicit_sync(kw_memor
     assert [h.text for h in kw_memory.search("bond ladder")] == ["- Bond ladder: revisit in January"]
 
 
+def test_another_form_of_an_english_word_finds_the_note(kw_memory):
+    kw_memory.append("- Went painting with the kids on Saturday")
+    kw_memory.append("- Paint the hallway before the lease ends", file="home.md")
+    hits = kw_memory.search("Which paintings did the kids make?", max_results=2)
+    assert [h.path for h in hits] == ["MEMORY.md", "home.md"]  # "kid" and "paint" vs "paint" alone
+    assert hits[0].text == "- Went painting with the kids on Saturday"
+    assert kw_memory.search("Saturdays")[0].path == "MEMORY.md"
+
+
 def test_hit_line_numbers_point_at_the_text(kw_memory):
     kw_memory.append(PREFS)
     hit = kw_memory.search("retire")[0]

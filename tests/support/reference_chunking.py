@@ -3,7 +3,8 @@
 A straightforward copy of ``files/chunker.py``, ``text._tokens`` / ``index_terms`` and
 ``facts.hidden_lines`` / ``strip_annotations`` before their fast paths (commit 90ccadf), so a test can
 check that the fast code cuts the same chunks, with the same lines, headings, context and hashes, and
-emits the same index terms, on any text.
+emits the same index terms, on any text. Terms are stemmed here as ``text`` stems them since
+``TERMS_VERSION`` 2: each English word by a fresh Snowball call, no cache.
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate
 
+import snowballstemmer
+
 from langchain_md_memory.facts import HISTORY_TITLES
 from langchain_md_memory.text import CJK_CHAR_RE, estimate_tokens, normalize_text
 from langchain_md_memory.types import Chunk
 
-__all__ = ["reference_chunk_markdown", "reference_index_terms", "reference_strip_annotations"]
+__all__ = [
+    "reference_chunk_markdown", "reference_index_terms", "reference_stem", "reference_strip_annotations",
+]
 
 # -- text.py ------------------------------------------------------------------------------------------
 
@@ -51,13 +56,20 @@ def _fold(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)) or word.lower()
 
 
+def reference_stem(term: str) -> str:
+    """An English word's Snowball stem; any other term as it is."""
+    if term.isascii() and term.isalpha():
+        return str(snowballstemmer.stemmer("english").stemWord(term))
+    return term
+
+
 def reference_index_terms(text: str) -> str:
     """``text.index_terms`` before its fast path."""
-    return " ".join(_tokens(text, unigrams=True))
+    return " ".join(map(reference_stem, _tokens(text, unigrams=True)))
 
 
 def reference_query_tokens(text: str) -> list[str]:
-    """``text._tokens(text, unigrams=False)`` before its fast path (what queries and MMR use)."""
+    """``text._tokens(text, unigrams=False)`` before its fast path (what queries and MMR use), unstemmed."""
     return list(_tokens(text, unigrams=False))
 
 

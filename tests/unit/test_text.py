@@ -1,4 +1,5 @@
 from langchain_md_memory.text import estimate_tokens, index_terms, match_expression, query_terms, token_set
+from tests.support.reference_chunking import reference_stem
 
 
 def test_chinese_word_inside_a_longer_run_is_an_index_term():
@@ -29,9 +30,23 @@ def test_match_expression_quotes_every_term_and_keeps_operators_as_text():
 
 
 def test_query_terms_drop_stop_words_but_never_all_of_them():
-    assert query_terms("What did I decide about the NVDA position?") == ["decide", "nvda", "position"]
+    assert query_terms("What did I decide about the NVDA position?") == ["decid", "nvda", "posit"]
     assert query_terms("what is it") == ["what", "is", "it"]
     assert query_terms("我们的仓位上限是多少") == ["的仓", "仓位", "位上", "上限", "限是", "是多", "多少"]
+
+
+def test_english_words_are_stemmed_alike_in_notes_queries_and_token_sets():
+    assert index_terms("Went painting; two paintings sold") == "went paint two paint sold"
+    assert query_terms("Which flights did I book?") == ["flight", "book"]
+    assert token_set("Flights booked") == {"flight", "book"}
+    # Numbers, words with digits, non-English scripts and folded accents keep their form.
+    assert index_terms("ERR_4012 v2s Café 仓位") == "err 4012 v2s cafe 仓 位 仓位"
+
+
+def test_stop_words_are_dropped_before_stemming():
+    # "does" and "has" are stop words; their stems ("doe", "ha") would not be.
+    assert query_terms("Does she has painted?") == ["paint"]
+    assert query_terms("running runs") == ["run"]  # one term once stemmed
 
 
 def test_match_expression_of_punctuation_only_is_empty():
@@ -61,7 +76,8 @@ def test_the_ascii_fast_path_gives_the_terms_of_the_general_path():
     def same(sample: str) -> None:
         # The general path's words, folded as _fold folds ASCII: lower case.
         general = [word.lower() for word, _run in text._TOKEN_RE.findall(sample) if word]
-        assert index_terms(sample).split() == general
-        assert query_terms(sample) == text.content_terms(list(dict.fromkeys(general)))
+        assert index_terms(sample).split() == [reference_stem(word) for word in general]
+        kept = text.content_terms(list(dict.fromkeys(general)))
+        assert query_terms(sample) == list(dict.fromkeys(map(reference_stem, kept)))
 
     same()

@@ -117,3 +117,35 @@ def test_a_new_index_has_large_pages_and_an_old_one_keeps_its_own(tmp_path: Path
     assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
     assert conn.execute("SELECT value FROM meta WHERE key = 'kept'").fetchone()[0] == "yes"
     conn.close()
+
+
+def test_an_index_of_unstemmed_terms_is_reindexed_once_and_needs_no_embedding_call(tmp_path: Path) -> None:
+    from langchain_md_memory import MarkdownMemory
+    from tests.support.embeddings import AxisEmbeddings
+
+    vocabulary = ["painting", "tea"]
+    folder = tmp_path / "memory"
+    with MarkdownMemory(folder, embeddings=AxisEmbeddings(vocabulary)) as mem:
+        mem.write("notes.md", "- Went painting with the kids\n")
+        mem.write("tea.md", "- tea, never coffee\n")
+        mem.sync()
+    # An index written before keyword terms were stemmed (terms version 1).
+    conn = sqlite3.connect(folder / "index.sqlite")
+    conn.execute("UPDATE chunks_fts SET terms = 'went painting with the kids' "
+                 "WHERE rowid = (SELECT rowid FROM chunks WHERE path = 'notes.md')")
+    signature = conn.execute("SELECT value FROM meta WHERE key = 'chunking'").fetchone()[0]
+    assert signature.endswith(":terms=2")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'chunking'", (signature.removesuffix(":terms=2"),))
+    conn.commit()
+    conn.close()
+
+    again = AxisEmbeddings(vocabulary)
+    with MarkdownMemory(folder, embeddings=again) as mem:
+        hits = mem.search("paintings", max_results=1)
+        stats = mem.sync()
+    assert again.calls == 0  # re-indexed from the embedding cache
+    assert hits[0].path == "notes.md" and hits[0].keyword_score is not None  # the stemmed term matched
+    assert stats.files_changed == 0  # once: the next sync has nothing to do
+    conn = sqlite3.connect(folder / "index.sqlite")
+    assert conn.execute("SELECT value FROM meta WHERE key = 'chunking'").fetchone()[0] == signature
+    conn.close()
