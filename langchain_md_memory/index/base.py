@@ -108,6 +108,10 @@ class SearchIndex(Protocol):
         """Keyword candidates, best first."""
         ...
 
+    def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
+        """Each query term's BM25 idf over the indexed chunks (a term no chunk holds gets the highest)."""
+        ...
+
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
         """Vector candidates, best first."""
         ...

@@ -36,7 +36,7 @@ from typing import Any
 from ..text import match_expression
 from .keyword import BM25_K1, POSTINGS_BUDGET, bm25_score, lucene_idf
 
-__all__ = ["fts5_idf", "term_bound", "top_k"]
+__all__ = ["document_frequencies", "fts5_idf", "term_bound", "top_k"]
 
 Query = Callable[[str, Sequence[Any]], Sequence[Any]]
 """Runs one SQL statement and returns its rows (``IndexConnection.query``)."""
@@ -50,6 +50,16 @@ _FTS5_NEAR_CLAMP = 0.01
 # involved have at most this many postings: beyond that a round costs more than it can win.
 _MAX_WIDEN = 16
 _WIDEN_POSTINGS = 4 * POSTINGS_BUDGET
+
+
+def document_frequencies(query: Query, terms: Sequence[str]) -> dict[str, int]:
+    """How many chunks hold each term, from the FTS5 vocabulary (a term no chunk holds is absent)."""
+    df: dict[str, int] = {}
+    for start in range(0, len(terms), 500):  # well under SQLite's limit of bound variables
+        part = list(terms[start : start + 500])
+        marks = ",".join("?" * len(part))
+        df.update(query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", part))
+    return df
 
 
 def fts5_idf(n_docs: int, doc_freq: int) -> float:

@@ -27,8 +27,8 @@ from ..text import query_terms, script_group
 from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
 from .connection import IndexConnection
-from .keyword import POSTINGS_BUDGET
-from .keyword_topk import top_k
+from .keyword import POSTINGS_BUDGET, lucene_idf
+from .keyword_topk import document_frequencies, top_k
 from .rows import ChunkRow, FileState, chunk_record
 from .schema import (
     CHUNK_COLUMNS,
@@ -263,10 +263,7 @@ class MemoryIndex:
         terms = query_terms(query)[:_FTS_MAX_TERMS]
         if not terms or limit <= 0:
             return []
-        marks = ",".join("?" * len(terms))
-        df = dict(
-            self._db.query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall()
-        )
+        df = document_frequencies(self._db.query, terms)
         n_docs, avg_len = self._corpus_stats()
         # The exhaustive BM25 top ``limit``, read from a pool FTS5 ranks (see keyword_topk). Only rowids and
         # the pool's terms come out of FTS5: no chunk text is read beyond the hits' records.
@@ -279,6 +276,12 @@ class MemoryIndex:
         if best <= 0.0:
             return [(records[rowid], 1.0) for _, rowid in top if rowid in records]
         return [(records[rowid], max(score / best, 1e-6)) for score, rowid in top if rowid in records]
+
+    def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
+        """Each term's Lucene idf over the chunks, as keyword search weighs it (see ``keyword_search``)."""
+        with self._db.read_snapshot():
+            df, (n_docs, _) = document_frequencies(self._db.query, terms), self._corpus_stats()
+        return {term: lucene_idf(n_docs, df.get(term, 0)) for term in terms}
 
     def _corpus_stats(self) -> tuple[int, float]:
         generation = self._generation()

@@ -25,6 +25,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..index.keyword import lucene_idf
 from ..index.rows import ChunkRow, FileState, chunk_record
 from ..index.vectors import from_blob, to_blob
 from ..text import query_terms, script_group
@@ -34,6 +35,8 @@ from .graphs import HNSW_MIN_ROWS, drop_graphs, ensure_graphs
 from .recall import (
     Calibration,
     calibrate,
+    corpus_stats,
+    document_frequencies,
     keyword_top_k,
     lexemes,
     parse_vector,
@@ -248,6 +251,14 @@ class PostgresIndex:
         if best <= 0.0:
             return [(records[rowid], 1.0) for _, rowid in top if rowid in records]
         return [(records[rowid], max(score / best, 1e-6)) for score, rowid in top if rowid in records]
+
+    def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
+        """Each term's Lucene idf over the tenant's chunks, as keyword search weighs it."""
+        held = lexemes(terms)
+        with self._db.snapshot() as conn:
+            df = document_frequencies(conn, self.tenant, held)[1] if held else {}
+            n_docs = corpus_stats(conn, self.tenant)[0]
+        return {term: lucene_idf(n_docs, df.get(term, 0)) for term in terms}
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
         """Cosine recall (offset per script group, as the SQLite index), scores in [0, 1], best first."""

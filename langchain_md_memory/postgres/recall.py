@@ -35,6 +35,8 @@ __all__ = [
     "KEYWORD_POOL",
     "MAX_LEXEME_BYTES",
     "calibrate",
+    "corpus_stats",
+    "document_frequencies",
     "keyword_top_k",
     "lexemes",
     "parse_vector",
@@ -62,28 +64,37 @@ def tsquery(terms: Sequence[str]) -> str:
     return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
 
 
+def document_frequencies(conn: Conn, tenant: str, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """How many of the tenant's chunks hold any of ``terms`` (lexemes), and each of them."""
+    counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in terms)
+    row = _rows(conn, f"SELECT count(*), {counts} FROM md_memory_chunks WHERE tenant = %s "
+                "AND tsv @@ %s::tsquery", [*(tsquery([t]) for t in terms), tenant, tsquery(terms)])[0]
+    return int(row[0]), {t: int(n) for t, n in zip(terms, row[1:], strict=True)}
+
+
+def corpus_stats(conn: Conn, tenant: str) -> tuple[int, float]:
+    """The tenant's chunk count and mean indexed terms per chunk (BM25's N and average length)."""
+    n_docs, avg_len = _rows(conn, "SELECT count(*), avg(n_terms) FROM md_memory_chunks WHERE tenant = %s",
+                            (tenant,))[0]
+    return int(n_docs), float(avg_len or 1.0) or 1.0
+
+
 def keyword_top_k(conn: Conn, tenant: str, terms: Sequence[str], limit: int) -> list[tuple[float, int]]:
     """The ``limit`` best ``(bm25, rowid)`` of the tenant's chunks holding any of ``terms``, best first."""
     terms = lexemes(terms)
     if not terms or limit <= 0:
         return []
     query = tsquery(terms)
-    counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in terms)
-    df_row = _rows(conn, f"SELECT count(*), {counts} FROM md_memory_chunks WHERE tenant = %s "
-                   "AND tsv @@ %s::tsquery", [*(tsquery([t]) for t in terms), tenant, query])[0]
-    matched = int(df_row[0])
+    matched, df = document_frequencies(conn, tenant, terms)
     if matched == 0:
         return []
-    df = {t: int(n) for t, n in zip(terms, df_row[1:], strict=True)}
-    n_docs, avg_len = _rows(conn, "SELECT count(*), avg(n_terms) FROM md_memory_chunks WHERE tenant = %s",
-                            (tenant,))[0]
-    avg = float(avg_len or 1.0) or 1.0
-    idf = {t: lucene_idf(int(n_docs), df[t]) for t in terms}
+    n_docs, avg_len = corpus_stats(conn, tenant)
+    idf = {t: lucene_idf(n_docs, df[t]) for t in terms}
     order = "ORDER BY ts_rank(tsv, %s::tsquery) DESC, rowid " if matched > KEYWORD_POOL else ""
     params: list[Any] = [tenant, query] + ([query] if order else []) + [KEYWORD_POOL]
     rows = _rows(conn, "SELECT rowid, terms FROM md_memory_chunks WHERE tenant = %s AND tsv @@ %s::tsquery "
                  f"{order}LIMIT %s", params)
-    scored = [(bm25_score(terms, str(indexed).split(), idf, avg), int(rowid)) for rowid, indexed in rows]
+    scored = [(bm25_score(terms, str(indexed).split(), idf, avg_len), int(rowid)) for rowid, indexed in rows]
     scored.sort(key=lambda item: (-item[0], item[1]))
     return scored[:limit]
 

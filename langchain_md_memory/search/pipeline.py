@@ -52,8 +52,9 @@ class Recall:
     scores are BM25 normalised into (0, 1]. ``vectors`` optionally maps chunk
     id to its embedding, for cosine similarity in MMR. ``degraded`` says why
     the vector path is missing when it failed (``None`` when it ran).
-    ``terms`` are the query's keyword terms and ``background`` the mean and
-    spread of its cosine to the memory's notes: what relevance is measured with.
+    ``terms`` are the query's keyword terms, ``term_weights`` their idf in the
+    memory and ``background`` the mean and spread of the query's cosine to the
+    memory's notes: what relevance is measured with.
     """
 
     vector: Sequence[tuple[ChunkRecord, float]]
@@ -62,6 +63,7 @@ class Recall:
     degraded: str | None = None
     terms: Sequence[str] = ()
     background: tuple[float, float] | None = None
+    term_weights: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,9 +121,10 @@ def rank(
         vector_weight=config.vector_weight,
         text_weight=config.text_weight,
         fusion=resolve_fusion(config.fusion, config.rrf_k),
-        calibrate=calibration(recall.terms, recall.background) if config.fusion == "weighted" else None,
+        calibrate=(calibration(recall.terms, recall.background, recall.term_weights)
+                   if config.fusion == "weighted" else None),
     )
-    merged = annotate_relevance(merged, recall.terms, recall.background)
+    merged = annotate_relevance(merged, recall.terms, recall.background, recall.term_weights)
     if config.fusion == "weighted_raw":  # the seed: min_score cuts the merged score
         filtered = filter_min_score(merged, config.min_score or 0.0)
     else:

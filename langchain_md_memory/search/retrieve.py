@@ -47,6 +47,10 @@ class CandidateSource(Protocol):
         """Vector candidates, best first."""
         ...
 
+    def term_idf(self, terms: list[str]) -> dict[str, float]:
+        """Each query term's BM25 idf over the indexed chunks."""
+        ...
+
     def vectors_for(self, ids: list[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors of chunks by id."""
         ...
@@ -90,4 +94,6 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
     wants_vectors = config.mmr.enabled and config.mmr.similarity != "jaccard"
     vectors = index.vectors_for(ids) if found and wants_vectors else {}
     background = index.vector_background(vector) if found else None
-    return Recall(found, keyword, vectors, degraded, query_terms(query), background)
+    terms = query_terms(query)
+    weights = index.term_idf(terms) if terms else {}
+    return Recall(found, keyword, vectors, degraded, terms, background, weights)

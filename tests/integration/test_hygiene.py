@@ -264,6 +264,10 @@ def test_an_old_log_restating_a_superseded_value_ranks_below_its_replacement(tmp
         other = daily_file_name(dt.date.today() - dt.timedelta(days=20))
         mem.write(other, "## 09:00 standup\n- The on-call rotation handover moved to the small room; "
                          "on-call rotation notes are in the handover doc.\n")
+        for name, note in (("home.md", "- Landlord: Sr. Almeida; rent due on the 1st."),
+                           ("health.md", "- GP: Dr. Paulo Reis, Arroios clinic."),
+                           ("travel.md", "- Kyoto in April: ryokan booked near Gion.")):
+            mem.write(name, f"{note}\n")  # the rest of a memory: terms in every note are weak evidence
         assert mem.supersede(old, "On-call: every third week since the team grew, handover Mondays at 14:00; "
                              "PagerDuty schedule risk-primary.", file="work.md")
         hits = mem.search("on-call rotation handover")

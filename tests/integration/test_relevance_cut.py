@@ -57,3 +57,20 @@ def test_the_seed_formula_hands_back_the_crowd(memory_dir: Path) -> None:
         junk = mem.search("what is my dog called")
     assert len(junk) == 6  # every note scores 0.7 x ~0.45 > min_score 0.1
     assert all("dog" not in h.text for h in junk)
+
+
+
+def test_a_question_sharing_only_a_common_word_with_the_memory_gets_no_hits(memory_dir: Path) -> None:
+    # Four notes of twelve name Tomás, none his shoes: a note about Tomás holds half of the words of
+    # "Tomás's shoe size?" but little of its weight, and the vectors see no topic in it.
+    for i, note in enumerate(NOTES):
+        who = "Tomás: " if i % 3 == 0 else ""
+        (memory_dir / f"note{i:02d}.md").write_text(f"- {who}{note}\n", encoding="utf-8")
+    with MarkdownMemory(memory_dir, embeddings=CrowdedEmbeddings()) as mem:
+        assert mem.search("Tomás shoes") == []
+        answered = mem.search("Tomás sixty")  # the rare word is held: answered
+    with MarkdownMemory(memory_dir, embeddings=CrowdedEmbeddings(), config={"min_score": 0.0}) as mem:
+        withheld = mem.search("Tomás shoes")
+    assert answered[0].text == "- Tomás: retire at sixty"
+    assert withheld and all("Tomás" in h.text for h in withheld[:4])
+    assert max(h.relevance for h in withheld) < 0.45  # under the gate: "toma" is a third of the weight

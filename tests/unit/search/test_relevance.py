@@ -12,9 +12,20 @@ from tests.support.hits import make_hit
 
 def test_keyword_coverage_is_the_share_of_content_terms_present() -> None:
     assert keyword_coverage(["bond", "ladder"], "Built a bond ladder") == 1.0
-    assert keyword_coverage(["bond", "ladder"], "Bond funds only") == 0.5
+    assert keyword_coverage(["bond", "ladder"], "Bond funds only") == pytest.approx(0.75)  # 1/2 of 2/3
+    assert keyword_coverage(["bond", "ladder", "tax"], "Bond funds only") == pytest.approx(0.5)
     assert keyword_coverage(["仓位", "上限"], "单只个股仓位上限 5%") == 1.0
     assert keyword_coverage([], "anything") == 0.0
+
+
+def test_keyword_coverage_weighs_each_term_by_its_rarity() -> None:
+    weights = {"anna": 1.0, "shoe": 3.0, "bakeri": 3.0}
+    assert keyword_coverage(["anna", "shoe"], "Anna likes tea", weights) == pytest.approx(0.375)
+    assert keyword_coverage(["anna", "bakeri"], "Anna runs a bakery", weights) == 1.0
+    assert keyword_coverage(["anna", "shoe"], "new shoes", weights) == 1.0  # 3 of 4 > 2/3
+    # A long query: its four heaviest terms make the whole.
+    many = ["a1", "a2", "a3", "a4", "a5", "a6"]
+    assert keyword_coverage(many, "a5 a6", dict.fromkeys(many, 1.0)) == pytest.approx(0.75)
 
 
 def test_vector_evidence_measures_the_cosine_against_the_memory_background() -> None:
