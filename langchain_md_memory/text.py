@@ -29,6 +29,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Sequence
+from typing import cast
 
 import snowballstemmer
 
@@ -120,22 +121,25 @@ def _tokens(text: str, *, unigrams: bool) -> list[str]:
 _STEMMER = snowballstemmer.stemmer("english")
 _STEMMER_LOCK = threading.Lock()
 _STEMS: dict[str, str] = {}
-_STEMS_MAX = 200_000
+_STEMS_MAX = 100_000
 
 
 def _stem(term: str) -> str:
-    if not (term.isascii() and term.isalpha()):
-        return term  # numbers, identifiers' digit parts, CJK
-    with _STEMMER_LOCK:
-        stem: str = _STEMMER.stemWord(term)
+    stem = term
+    if term.isascii() and term.isalpha():  # not numbers, identifiers' digit parts or CJK
+        with _STEMMER_LOCK:
+            stem = _STEMMER.stemWord(term)
+        stem = term if stem == term else stem
     if len(_STEMS) < _STEMS_MAX:
         _STEMS[term] = stem
     return stem
 
 
 def _stemmed(terms: list[str]) -> list[str]:
-    get = _STEMS.get
-    return [get(term) or _stem(term) for term in terms]
+    out: list[str | None] = list(map(_STEMS.get, terms))  # one C-level pass when every term was seen
+    if None in out:
+        return [stem if stem is not None else _stem(term) for stem, term in zip(out, terms, strict=True)]
+    return cast(list[str], out)  # no None left
 
 
 def _fold(word: str) -> str:
@@ -152,10 +156,12 @@ def index_terms(text: str) -> str:
     CJK runs yield bigrams and every single character, so a one-character
     query still finds its character.
     """
-    if text.isascii():
-        # Every character but [a-z0-9] becomes a space; the words are what stays, joined by one.
-        return " ".join(_stemmed(_ascii_words(text).split()))
-    return " ".join(_stemmed(_tokens(text, unigrams=True)))
+    # ASCII: every character but [a-z0-9] becomes a space; the words are what stays.
+    terms = _ascii_words(text).split() if text.isascii() else _tokens(text, unigrams=True)
+    try:
+        return " ".join(map(_STEMS.get, terms))  # one C-level pass when every term was stemmed before
+    except TypeError:  # a None: a term seen for the first time
+        return " ".join(_stemmed(terms))
 
 
 def query_terms(query: str) -> list[str]:
