@@ -159,8 +159,8 @@ def index_terms(text: str) -> str:
     # ASCII: every character but [a-z0-9] becomes a space; the words are what stays.
     terms = _ascii_words(text).split() if text.isascii() else _tokens(text, unigrams=True)
     try:
-        return " ".join(map(_STEMS.get, terms))  # one C-level pass when every term was stemmed before
-    except TypeError:  # a None: a term seen for the first time
+        return " ".join(map(_STEMS.__getitem__, terms))  # one C-level pass when every term was seen
+    except KeyError:  # a term seen for the first time
         return " ".join(_stemmed(terms))
 
 
