@@ -228,8 +228,16 @@ def test_both_backends_return_the_same_hits(pg_memory_factory: MemoryFactory, tm
             folder.write(path, text)
             pg.write(path, text)
         for query in ("bond ladder", "cash", "retire pension", "仓位", "tea"):
-            expected = [(h.chunk_id, round(h.score, 5), h.source) for h in folder.search(query)]
-            assert [(h.chunk_id, round(h.score, 5), h.source) for h in pg.search(query)] == expected, query
+            expected = [(h.chunk_id, round(h.score, 5), h.source, round(h.relevance, 5))
+                        for h in folder.search(query)]
+            found = [(h.chunk_id, round(h.score, 5), h.source, round(h.relevance, 5))
+                     for h in pg.search(query)]
+            assert found == expected, query
+        # The weights of term coverage: rarer terms weigh more, a term no chunk holds the most.
+        terms = ["bond", "retir", "仓位", "walnut"]
+        weights = folder.index.term_idf(terms)
+        assert pg.index.term_idf(terms) == pytest.approx(weights)
+        assert weights["bond"] < weights["retir"] < weights["walnut"]
     finally:
         folder.close()
 
