@@ -15,10 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-__all__ = ["BM25_B", "BM25_K1", "POSTINGS_BUDGET", "bm25_score", "lucene_idf"]
+__all__ = ["BM25_B", "BM25_K1", "MAX_QUERY_TERMS", "POSTINGS_BUDGET", "bm25_score", "lucene_idf"]
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+MAX_QUERY_TERMS = 32
+"""A longer query is cut to its first this many terms (keyword recall and the coverage weights)."""
 # The first round of keyword recall ranks the rarest query terms up to about this many postings; the
 # frequent terms join only when bounds say they could change the top k (see keyword_topk).
 POSTINGS_BUDGET = 5_000

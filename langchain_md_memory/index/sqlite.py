@@ -27,7 +27,7 @@ from ..text import query_terms, script_group
 from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
 from .connection import IndexConnection
-from .keyword import POSTINGS_BUDGET, lucene_idf
+from .keyword import MAX_QUERY_TERMS, POSTINGS_BUDGET, lucene_idf
 from .keyword_topk import document_frequencies, top_k
 from .rows import ChunkRow, FileState, chunk_record
 from .schema import (
@@ -45,10 +45,6 @@ from .vectors import VectorDtype, VectorMatrix, from_blob, to_blob
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
 
 logger = logging.getLogger(__name__)
-
-# Longer queries are cut to this many terms.
-_FTS_MAX_TERMS = 32
-
 
 
 class MemoryIndex:
@@ -260,7 +256,7 @@ class MemoryIndex:
             return self._keyword_search(query, limit)
 
     def _keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        terms = query_terms(query)[:_FTS_MAX_TERMS]
+        terms = query_terms(query)[:MAX_QUERY_TERMS]
         if not terms or limit <= 0:
             return []
         df = document_frequencies(self._db.query, terms)

@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..index.keyword import lucene_idf
+from ..index.keyword import MAX_QUERY_TERMS, lucene_idf
 from ..index.rows import ChunkRow, FileState, chunk_record
 from ..index.vectors import from_blob, to_blob
 from ..text import query_terms, script_group
@@ -54,7 +54,6 @@ through the tenant's own HNSW graph of it once it holds :data:`~.graphs.HNSW_MIN
 graph is built in bulk after the sync that gets it there), exactly below; ``hnsw``: every group
 through its graph, built after any sync; ``exact``: every group by an exact scan, no graph built."""
 
-_FTS_MAX_TERMS = 32  # as the SQLite index: longer queries are cut to this many terms
 _RECORD = "rowid, id, path, start_line, end_line, heading, text, hash, file_kind, updated_at"
 _rows = PostgresDatabase.rows
 
@@ -239,7 +238,7 @@ class PostgresIndex:
 
     def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
         """BM25 keyword recall (Lucene idf, as the SQLite index), scores in (0, 1], best first."""
-        terms = query_terms(query)[:_FTS_MAX_TERMS]
+        terms = query_terms(query)[:MAX_QUERY_TERMS]
         if not terms or limit <= 0:
             return []
         with self._db.snapshot() as conn:

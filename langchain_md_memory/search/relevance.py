@@ -70,7 +70,8 @@ FULL_COVERAGE_SHARE = 2 / 3
 def keyword_coverage(terms: Sequence[str], text: str, weights: Mapping[str, float] | None = None) -> float:
     """Share of the weight of ``terms`` (the query's content terms) found in ``text``, in [0, 1].
 
-    Each term weighs ``weights[term]`` (its idf in the memory; 1 when absent).
+    Each term weighs ``weights[term]`` (its idf in the memory), nothing when ``weights``
+    lacks it (a long query's terms beyond those keyword recall reads), 1 without ``weights``.
     The ``FULL_COVERAGE_TERMS`` heaviest make the whole, and ``FULL_COVERAGE_SHARE``
     of it counts as all.
 
@@ -81,7 +82,7 @@ def keyword_coverage(terms: Sequence[str], text: str, weights: Mapping[str, floa
     if not terms:
         return 0.0
     present = token_set(text)
-    weight = [weights.get(term, 1.0) if weights else 1.0 for term in terms]
+    weight = [weights.get(term, 0.0) if weights else 1.0 for term in terms]
     whole = sum(sorted(weight, reverse=True)[:FULL_COVERAGE_TERMS]) * FULL_COVERAGE_SHARE
     found = sum(w for term, w in zip(terms, weight, strict=True) if term in present)
     return min(1.0, found / whole) if whole > 0 else 0.0

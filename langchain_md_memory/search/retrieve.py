@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..config import MemoryConfig
+from ..index.keyword import MAX_QUERY_TERMS
 from ..secrets import scrub
 from ..text import query_terms
 from ..types import ChunkRecord
@@ -95,5 +96,5 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
     vectors = index.vectors_for(ids) if found and wants_vectors else {}
     background = index.vector_background(vector) if found else None
     terms = query_terms(query)
-    weights = index.term_idf(terms) if terms else {}
+    weights = index.term_idf(terms[:MAX_QUERY_TERMS]) if terms else {}  # the terms keyword recall read
     return Recall(found, keyword, vectors, degraded, terms, background, weights)

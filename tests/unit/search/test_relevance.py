@@ -26,6 +26,9 @@ def test_keyword_coverage_weighs_each_term_by_its_rarity() -> None:
     # A long query: its four heaviest terms make the whole.
     many = ["a1", "a2", "a3", "a4", "a5", "a6"]
     assert keyword_coverage(many, "a5 a6", dict.fromkeys(many, 1.0)) == pytest.approx(0.75)
+    # Terms without a weight (beyond the ones keyword recall reads) count for nothing.
+    assert keyword_coverage(many, "a5 a6", dict.fromkeys(many[:4], 1.0)) == 0.0
+    assert keyword_coverage(many, "a1 a6", dict.fromkeys(many[:4], 1.0)) == pytest.approx(0.375)
 
 
 def test_vector_evidence_measures_the_cosine_against_the_memory_background() -> None:
