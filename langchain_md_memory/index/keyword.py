@@ -13,9 +13,12 @@ Example:
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 
-__all__ = ["BM25_B", "BM25_K1", "MAX_QUERY_TERMS", "POSTINGS_BUDGET", "bm25_score", "lucene_idf"]
+__all__ = [
+    "BM25_B", "BM25_K1", "MAX_QUERY_TERMS", "POSTINGS_BUDGET", "LastTermIdf", "bm25_score", "lucene_idf",
+]
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -48,3 +51,24 @@ def bm25_score(
         if tf:
             score += idf[term] * tf * (BM25_K1 + 1) / (tf + norm)
     return score
+
+
+class LastTermIdf:
+    """The idf a thread's last keyword search read, handed once to the ``term_idf`` call that follows.
+
+    A search asks for keyword candidates and then for its terms' weights: the document
+    frequencies are read once (for PostgreSQL, a count over every matching row).
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def keep(self, terms: Sequence[str], idf: Mapping[str, float]) -> None:
+        """Remember ``idf`` (of ``terms``) for this thread's next :meth:`take`."""
+        self._local.last = (tuple(terms), idf)
+
+    def take(self, terms: Sequence[str]) -> dict[str, float] | None:
+        """The kept idf if it is of these ``terms`` (then forgotten), else ``None``."""
+        last: tuple[tuple[str, ...], Mapping[str, float]] | None = getattr(self._local, "last", None)
+        self._local.last = None
+        return dict(last[1]) if last is not None and last[0] == tuple(terms) else None

@@ -27,7 +27,7 @@ from ..text import query_terms, script_group
 from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
 from .connection import IndexConnection
-from .keyword import MAX_QUERY_TERMS, POSTINGS_BUDGET, lucene_idf
+from .keyword import MAX_QUERY_TERMS, POSTINGS_BUDGET, LastTermIdf, lucene_idf
 from .keyword_topk import document_frequencies, top_k
 from .rows import ChunkRow, FileState, chunk_record
 from .schema import (
@@ -67,6 +67,7 @@ class MemoryIndex:
         # FTS5 postings the first round of keyword recall may rank (see keyword_topk.top_k).
         self.postings_budget = POSTINGS_BUDGET
         self._stats: tuple[int, int, float] | None = None
+        self._last_idf = LastTermIdf()
 
     # -- opening -----------------------------------------------------------------
 
@@ -261,6 +262,7 @@ class MemoryIndex:
             return []
         df = document_frequencies(self._db.query, terms)
         n_docs, avg_len = self._corpus_stats()
+        self._last_idf.keep(terms, {term: lucene_idf(n_docs, df.get(term, 0)) for term in terms})
         # The exhaustive BM25 top ``limit``, read from a pool FTS5 ranks (see keyword_topk). Only rowids and
         # the pool's terms come out of FTS5: no chunk text is read beyond the hits' records.
         top = top_k(self._db.query, terms, df, n_docs=n_docs, avg_len=avg_len, limit=limit,
@@ -275,6 +277,8 @@ class MemoryIndex:
 
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each term's Lucene idf over the chunks, as keyword search weighs it (see ``keyword_search``)."""
+        if (kept := self._last_idf.take(terms)) is not None:  # this search's keyword recall read them
+            return kept
         with self._db.read_snapshot():
             df, (n_docs, _) = document_frequencies(self._db.query, terms), self._corpus_stats()
         return {term: lucene_idf(n_docs, df.get(term, 0)) for term in terms}

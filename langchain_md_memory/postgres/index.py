@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..index.keyword import MAX_QUERY_TERMS, lucene_idf
+from ..index.keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf
 from ..index.rows import ChunkRow, FileState, chunk_record
 from ..index.vectors import from_blob, to_blob
 from ..text import query_terms, script_group
@@ -113,6 +113,7 @@ class PostgresIndex:
         """Vectors a script group holds from which recall goes through its graph (``None``: never)."""
         self._graphs_due = True  # checked once per process, then after syncs that changed chunks or vectors
         self._last = threading.local()  # this thread's last calibration, for vector_background
+        self._last_idf = LastTermIdf()
 
     # -- meta ------------------------------------------------------------------------
 
@@ -242,7 +243,9 @@ class PostgresIndex:
         if not terms or limit <= 0:
             return []
         with self._db.snapshot() as conn:
-            top = keyword_top_k(conn, self.tenant, terms, limit)
+            top, idf = keyword_top_k(conn, self.tenant, terms, limit)
+            if idf:
+                self._last_idf.keep(terms, idf)
             if not top:
                 return []
             records = self._records(conn, [rowid for _, rowid in top])
@@ -253,6 +256,8 @@ class PostgresIndex:
 
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each term's Lucene idf over the tenant's chunks, as keyword search weighs it."""
+        if (kept := self._last_idf.take(terms)) is not None:  # this search's keyword recall counted them
+            return kept
         held = lexemes(terms)
         with self._db.snapshot() as conn:
             df = document_frequencies(conn, self.tenant, held)[1] if held else {}

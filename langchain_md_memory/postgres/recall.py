@@ -14,7 +14,7 @@ group's nearest chunks, exactly or through the tenant's HNSW graph of the group.
 Example:
     .. code-block:: python
 
-        top = keyword_top_k(conn, "alice", ["bond", "ladder"], 24)   # [(bm25, rowid)], best first
+        top, idf = keyword_top_k(conn, "alice", ["bond", "ladder"], 24)  # [(bm25, rowid)], best first
 """
 
 from __future__ import annotations
@@ -79,24 +79,26 @@ def corpus_stats(conn: Conn, tenant: str) -> tuple[int, float]:
     return int(n_docs), float(avg_len or 1.0) or 1.0
 
 
-def keyword_top_k(conn: Conn, tenant: str, terms: Sequence[str], limit: int) -> list[tuple[float, int]]:
-    """The ``limit`` best ``(bm25, rowid)`` of the tenant's chunks holding any of ``terms``, best first."""
-    terms = lexemes(terms)
+def keyword_top_k(conn: Conn, tenant: str, terms: Sequence[str], limit: int
+                  ) -> tuple[list[tuple[float, int]], dict[str, float]]:
+    """The ``limit`` best ``(bm25, rowid)`` of the tenant's chunks holding any of ``terms``, best first,
+    and the idf of every one of ``terms`` (empty when no chunk matched: nothing was counted)."""
+    asked, terms = terms, lexemes(terms)
     if not terms or limit <= 0:
-        return []
+        return [], {}
     query = tsquery(terms)
     matched, df = document_frequencies(conn, tenant, terms)
     if matched == 0:
-        return []
+        return [], {}
     n_docs, avg_len = corpus_stats(conn, tenant)
-    idf = {t: lucene_idf(n_docs, df[t]) for t in terms}
+    idf = {t: lucene_idf(n_docs, df.get(t, 0)) for t in asked}
     order = "ORDER BY ts_rank(tsv, %s::tsquery) DESC, rowid " if matched > KEYWORD_POOL else ""
     params: list[Any] = [tenant, query] + ([query] if order else []) + [KEYWORD_POOL]
     rows = _rows(conn, "SELECT rowid, terms FROM md_memory_chunks WHERE tenant = %s AND tsv @@ %s::tsquery "
                  f"{order}LIMIT %s", params)
     scored = [(bm25_score(terms, str(indexed).split(), idf, avg_len), int(rowid)) for rowid, indexed in rows]
     scored.sort(key=lambda item: (-item[0], item[1]))
-    return scored[:limit]
+    return scored[:limit], idf
 
 
 def vector_literal(vector: np.ndarray) -> str:

@@ -74,3 +74,24 @@ def test_a_question_sharing_only_a_common_word_with_the_memory_gets_no_hits(memo
     assert answered[0].text == "- Tomás: retire at sixty"
     assert withheld and all("Tomás" in h.text for h in withheld[:4])
     assert max(h.relevance for h in withheld) < 0.45  # under the gate: "toma" is a third of the weight
+
+
+def test_a_search_reads_its_terms_document_frequencies_once(memory_dir: Path, monkeypatch) -> None:
+    from langchain_md_memory.index import sqlite
+
+    calls: list[list[str]] = []
+    real = sqlite.document_frequencies
+
+    def counting(query, terms):  # type: ignore[no-untyped-def]
+        calls.append(list(terms))
+        return real(query, terms)
+
+    monkeypatch.setattr(sqlite, "document_frequencies", counting)
+    with _memory(memory_dir) as mem:
+        mem.search("bond ladder")
+        calls.clear()
+        hits = mem.search("retire pension")
+        assert calls == [["retir", "pension"]]  # keyword recall's read serves the coverage weights
+        weights = mem.index.term_idf(["retir", "pension"])  # no search before it: read again
+    assert len(calls) == 2 and weights["retir"] > 0
+    assert hits[0].text == "- retire pension plan" and hits[0].relevance == 1.0

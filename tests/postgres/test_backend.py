@@ -354,3 +354,27 @@ def test_a_read_over_the_limit_names_the_size_and_sends_nothing_back(pg_memory: 
     with pytest.raises(MemoryPathError, match="does not exist"):
         store.read_bytes("missing.md")
     assert store.read_stamped("missing.md", max_bytes=100) is None
+
+
+def test_a_search_counts_its_terms_in_the_tenant_once(pg_memory_factory: MemoryFactory,
+                                                       monkeypatch: pytest.MonkeyPatch):
+    from langchain_md_memory.postgres import index, recall
+
+    calls: list[list[str]] = []
+    real = recall.document_frequencies
+
+    def counting(conn, tenant, terms):  # type: ignore[no-untyped-def]
+        calls.append(list(terms))
+        return real(conn, tenant, terms)
+
+    monkeypatch.setattr(recall, "document_frequencies", counting)
+    monkeypatch.setattr(index, "document_frequencies", counting)
+    mem = pg_memory_factory(embeddings=AxisEmbeddings(["bond", "tea"]))
+    mem.write("MEMORY.md", NOTES)
+    mem.search("bond")
+    calls.clear()
+    hits = mem.search("bond ladder")
+    assert calls == [["bond", "ladder"]]  # keyword recall's count serves the coverage weights
+    assert "Bond ladder" in hits[0].text
+    mem.index.term_idf(["bond", "ladder"])  # no search before it: counted again
+    assert len(calls) == 2
