@@ -172,7 +172,7 @@ def query_terms(query: str) -> list[str]:
     :mod:`langchain_md_memory.stopwords`. Words are stemmed after that
     (``does`` is a stop word, its stem ``doe`` would not be).
     """
-    return list(dict.fromkeys(_stemmed(content_terms(list(dict.fromkeys(_tokens(query, unigrams=False)))))))
+    return list(dict.fromkeys(_stemmed(content_terms(_tokens(query, unigrams=False)))))
 
 
 def match_expression(terms: Sequence[str]) -> str:
