@@ -121,7 +121,7 @@ def rank(
         vector_weight=config.vector_weight,
         text_weight=config.text_weight,
         fusion=resolve_fusion(config.fusion, config.rrf_k),
-        calibrate=(calibration(recall.terms, recall.background, recall.term_weights)
+        calibrate=(calibration(recall.terms, recall.background, recall.term_weights, recall.keyword)
                    if config.fusion == "weighted" else None),
     )
     merged = annotate_relevance(merged, recall.terms, recall.background, recall.term_weights)

@@ -16,7 +16,9 @@ relevant is stored". Two signals can:
   known person) is not answered by a note that shares only the common part.
 
 The default fusion sums ``vector evidence`` and ``keyword evidence`` (the mean
-of coverage and the BM25 score relative to the best hit), weighted; a hit's
+of coverage and the BM25 score relative to the best hit, scaled by that best
+hit's coverage: a query whose best keyword match holds only its common terms
+has no hit at full BM25 evidence), weighted; a hit's
 ``relevance = max(vector evidence, coverage)`` is what ``min_score`` cuts
 (keyword evidence, when the search runs on keywords only).
 
@@ -47,6 +49,7 @@ __all__ = [
     "Z_FULL",
     "Z_NONE",
     "annotate_relevance",
+    "best_coverage",
     "calibration",
     "keyword_coverage",
     "keyword_evidence",
@@ -104,25 +107,41 @@ def vector_evidence(cosine: float | None, background: tuple[float, float] | None
 
 
 def keyword_evidence(terms: Sequence[str], text: str, relative_bm25: float,
-                     weights: Mapping[str, float] | None = None) -> float:
-    """Mean of the query's term coverage in ``text`` and its BM25 relative to the best hit.
+                     weights: Mapping[str, float] | None = None, best: float = 1.0) -> float:
+    """Mean of the query's term coverage in ``text`` and its BM25 relative to the best hit, times ``best``.
 
     Coverage alone ties every note holding all the terms; BM25 relative to the
-    best alone calls the best match 1.0 whatever it matched.
+    best alone calls the best match 1.0 whatever it matched. ``best`` is the
+    best match's own coverage (:func:`best_coverage`), so BM25 counts in full
+    only against a best match that holds the query's rare terms.
     """
     if not terms:
         return relative_bm25
-    return 0.5 * keyword_coverage(terms, text, weights) + 0.5 * relative_bm25
+    return 0.5 * keyword_coverage(terms, text, weights) + 0.5 * relative_bm25 * best
+
+
+def best_coverage(terms: Sequence[str], scored: Iterable[tuple[str, float]],
+                  weights: Mapping[str, float] | None = None) -> float:
+    """Coverage of the text with the highest keyword score of ``(text, score)`` pairs; 1.0 without terms."""
+    top = max(scored, key=lambda pair: pair[1], default=None)
+    if not terms or top is None:
+        return 1.0
+    return keyword_coverage(terms, top[0], weights)
 
 
 def calibration(terms: Sequence[str], background: tuple[float, float] | None,
-                weights: Mapping[str, float] | None = None) -> Calibration:
-    """The per-path evidence function the default fusion sums (see :func:`merge_candidates`)."""
+                weights: Mapping[str, float] | None = None,
+                keyword: Sequence[tuple[ChunkRecord, float]] = ()) -> Calibration:
+    """The per-path evidence function the default fusion sums (see :func:`merge_candidates`).
+
+    ``keyword`` is what keyword recall returned: its best hit's coverage scales BM25 evidence.
+    """
+    best = best_coverage(terms, ((record.text, raw) for record, raw in keyword), weights)
 
     def calibrate(path: str, record: ChunkRecord, raw: float) -> float:
         if path == "vector":
             return vector_evidence(raw, background)
-        return keyword_evidence(terms, record.text, raw, weights)
+        return keyword_evidence(terms, record.text, raw, weights, best)
 
     return calibrate
 
@@ -152,7 +171,9 @@ def annotate_relevance(
     """``hits`` with :attr:`~MemorySearchResult.relevance` filled in, order unchanged.
 
     With the vector path present, ``relevance = max(vector evidence, coverage)``.
-    Without it (keyword-only search) a hit's relevance is its keyword evidence.
+    Without it (keyword-only search) a hit's relevance is the mean of its coverage and
+    its BM25 relative to the best hit, unscaled: with no vector to weigh the query's
+    words, a word no note holds ("go") must not make the memory's best answer irrelevant.
     ``weights`` are the terms' idf (see :func:`keyword_coverage`).
     """
     out = list(hits)

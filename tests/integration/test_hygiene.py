@@ -238,7 +238,8 @@ def test_a_fact_superseded_today_outranks_a_month_old_log_of_the_old_value(tmp_p
         mem.append("# Memory\n\n## Gym\n- Prefers tea over coffee.\n- Lives in Lisbon with Tomás.\n"
                    "- Gym: Holmes Place Saldanha, weekday mornings.")
         log = daily_file_name(dt.date.today() - dt.timedelta(days=30))
-        mem.write(log, "## 08:00 gym\n- Joined a gym: Holmes Place Saldanha, weekday mornings.\n")
+        mem.write(log, "## 08:00 gym\n"
+                       "- Joined a gym: Holmes Place Saldanha, weekday mornings. Gym bag packed.\n")
         assert mem.supersede("Gym: Holmes Place Saldanha, weekday mornings.",
                              "Gym: switched to Fitness Hut Arroios, weekday evenings.")
         assert ("via=supersede" in mem.get("MEMORY.md")) is provenance

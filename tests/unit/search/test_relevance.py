@@ -62,3 +62,38 @@ def test_the_default_is_a_gate_on_the_best_hit_and_an_explicit_min_score_cuts_ea
     assert relevant([strong, weak], 0.3) == [strong]
     keyword_only = make_hit("kw", 0.4, vector_score=None, keyword_score=0.4, relevance=0.1)
     assert relevant([keyword_only], None) == [keyword_only]  # no semantic evidence: no gate
+
+
+def test_bm25_evidence_counts_in_full_only_against_a_best_match_that_covers_the_query() -> None:
+    from langchain_md_memory.search.relevance import best_coverage, keyword_evidence
+
+    weights = {"toma": 0.5, "automobil": 3.0}
+    terms = ["toma", "automobil"]
+    # Nothing holds "automobile": the best keyword match holds only the common name.
+    best = best_coverage(terms, [("Tomás bakes bread", 1.0), ("Tomás and Ana", 0.6)], weights)
+    assert best == pytest.approx(0.5 / (3.5 * 2 / 3))
+    assert keyword_evidence(terms, "Tomás bakes bread", 1.0, weights, best) == pytest.approx(best)
+    # A best match holding the rare term keeps BM25 evidence at full strength.
+    assert best_coverage(terms, [("Tomás's automobile", 1.0)], weights) == 1.0
+    assert keyword_evidence(terms, "Tomás's automobile", 1.0, weights, 1.0) == 1.0
+    assert best_coverage([], [("anything", 1.0)]) == 1.0
+    assert best_coverage(terms, [], weights) == 1.0
+
+
+def test_a_keyword_match_on_a_common_word_no_longer_outranks_a_semantic_answer() -> None:
+    from langchain_md_memory.config import MemoryConfig
+    from langchain_md_memory.search import Recall, rank
+    from tests.support.hits import make_record
+
+    name_only = make_record("name", "memory/2026-03-01.md", text="- Tomás bakes bread on Sundays")
+    answer = make_record("car", "MEMORY.md", text="- Car lease ends in May")
+    recall = Recall(
+        vector=[(answer, 0.78 + 3 * 0.02), (name_only, 0.78)],  # 3 deviations: half the vector evidence
+        keyword=[(name_only, 1.0)],  # the best (and only) keyword match: the name, not the car
+        terms=["toma", "automobil"], background=(0.78, 0.02), term_weights={"toma": 0.5, "automobil": 3.0},
+    )
+    hits = rank(recall, MemoryConfig(temporal_decay={"enabled": False})).hits
+    assert [h.chunk_id for h in hits] == ["car", "name"]
+    assert hits[0].score == pytest.approx(0.25)  # 0.5 x vector evidence 0.5
+    # Relative to the best hit alone, the name note's BM25 counted as full evidence: 0.5 x 0.61 = 0.30.
+    assert hits[1].score == pytest.approx(0.5 * (0.5 + 0.5) * 0.5 / (3.5 * 2 / 3))
