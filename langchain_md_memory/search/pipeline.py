@@ -33,7 +33,7 @@ from .decay import apply_temporal_decay
 from .fusion import resolve_fusion
 from .merge import filter_min_score, merge_candidates
 from .mmr import Similarity, cosine_similarity_fn, mmr_rerank
-from .relevance import DEFAULT_MIN_RELEVANCE, annotate_relevance, calibration, relevant
+from .relevance import DEFAULT_MIN_RELEVANCE, Translations, annotate_relevance, calibration, relevant
 from .weighting import apply_source_weights
 
 __all__ = ["FUNNEL_STAGES", "RankedResults", "Recall", "rank"]
@@ -54,7 +54,9 @@ class Recall:
     the vector path is missing when it failed (``None`` when it ran).
     ``terms`` are the query's keyword terms, ``term_weights`` their idf in the
     memory and ``background`` the mean and spread of the query's cosine to the
-    memory's notes: what relevance is measured with.
+    memory's notes: what relevance is measured with. ``translations`` maps query terms
+    to the terms of their translations the memory holds, when keyword recall also
+    searched with those (its hits are in ``keyword``, at ``CROSSED_WEIGHT`` of their score).
     """
 
     vector: Sequence[tuple[ChunkRecord, float]]
@@ -64,6 +66,7 @@ class Recall:
     terms: Sequence[str] = ()
     background: tuple[float, float] | None = None
     term_weights: Mapping[str, float] = field(default_factory=dict)
+    translations: Translations = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +124,12 @@ def rank(
         vector_weight=config.vector_weight,
         text_weight=config.text_weight,
         fusion=resolve_fusion(config.fusion, config.rrf_k),
-        calibrate=(calibration(recall.terms, recall.background, recall.term_weights, recall.keyword)
+        calibrate=(calibration(recall.terms, recall.background, recall.term_weights, recall.keyword,
+                               recall.translations)
                    if config.fusion == "weighted" else None),
     )
-    merged = annotate_relevance(merged, recall.terms, recall.background, recall.term_weights)
+    merged = annotate_relevance(merged, recall.terms, recall.background, recall.term_weights,
+                                recall.translations)
     if config.fusion == "weighted_raw":  # the seed: min_score cuts the merged score
         filtered = filter_min_score(merged, config.min_score or 0.0)
     else:

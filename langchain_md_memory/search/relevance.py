@@ -43,11 +43,13 @@ from ..types import ChunkRecord, MemorySearchResult
 from .merge import Calibration
 
 __all__ = [
+    "CROSSED_WEIGHT",
     "DEFAULT_MIN_RELEVANCE",
     "FULL_COVERAGE_SHARE",
     "FULL_COVERAGE_TERMS",
     "Z_FULL",
     "Z_NONE",
+    "Translations",
     "annotate_relevance",
     "best_coverage",
     "calibration",
@@ -68,15 +70,25 @@ FULL_COVERAGE_TERMS = 4
 """The query's heaviest content terms that make up its whole weight (a long query's four rarest)."""
 FULL_COVERAGE_SHARE = 2 / 3
 """A note holding this share of that weight covers the query fully (dev set: no-answer rate vs R@5)."""
+CROSSED_WEIGHT = 0.7
+"""What a query term held only through a translation weighs, against the term itself (dev set)."""
+
+Translations = Mapping[str, Sequence[tuple[str, ...]]]
+"""Query term → the terms of each of its translations the memory holds (a translation is held
+by a text holding all of its terms); see :mod:`langchain_md_memory.crosslingual`."""
 
 
-def keyword_coverage(terms: Sequence[str], text: str, weights: Mapping[str, float] | None = None) -> float:
+def keyword_coverage(terms: Sequence[str], text: str, weights: Mapping[str, float] | None = None,
+                     translations: Translations | None = None) -> float:
     """Share of the weight of ``terms`` (the query's content terms) found in ``text``, in [0, 1].
 
     Each term weighs ``weights[term]`` (its idf in the memory), nothing when ``weights``
     lacks it (a long query's terms beyond those keyword recall reads), 1 without ``weights``.
     The ``FULL_COVERAGE_TERMS`` heaviest make the whole, and ``FULL_COVERAGE_SHARE``
-    of it counts as all.
+    of it counts as all. A term ``text`` lacks counts ``CROSSED_WEIGHT`` of its weight, or of
+    its translation's if that is commoner, when ``text`` holds one of its ``translations``:
+    an English question's "father" is held by a note saying 爸爸, and only that word of the
+    question is. ``weights`` then hold the translations' terms too.
 
     A question names two or three things and a note answering it holds the
     rare ones; a long message (the first turn of a conversation, recalled as
@@ -87,8 +99,19 @@ def keyword_coverage(terms: Sequence[str], text: str, weights: Mapping[str, floa
     present = token_set(text)
     weight = [weights.get(term, 0.0) if weights else 1.0 for term in terms]
     whole = sum(sorted(weight, reverse=True)[:FULL_COVERAGE_TERMS]) * FULL_COVERAGE_SHARE
-    found = sum(w for term, w in zip(terms, weight, strict=True) if term in present)
+    found = 0.0
+    for term, w in zip(terms, weight, strict=True):
+        if term in present:
+            found += w
+        elif translations:
+            held = [alt for alt in translations.get(term, ()) if present.issuperset(alt)]
+            # A translation says no more than its own rarity in the memory.
+            found += CROSSED_WEIGHT * max((min(w, _rarest(alt, weights)) for alt in held), default=0.0)
     return min(1.0, found / whole) if whole > 0 else 0.0
+
+
+def _rarest(terms: tuple[str, ...], weights: Mapping[str, float] | None) -> float:
+    return max(weights.get(t, 0.0) for t in terms) if weights else 1.0
 
 
 def vector_evidence(cosine: float | None, background: tuple[float, float] | None) -> float:
@@ -107,7 +130,8 @@ def vector_evidence(cosine: float | None, background: tuple[float, float] | None
 
 
 def keyword_evidence(terms: Sequence[str], text: str, relative_bm25: float,
-                     weights: Mapping[str, float] | None = None, best: float = 1.0) -> float:
+                     weights: Mapping[str, float] | None = None, best: float = 1.0,
+                     translations: Translations | None = None) -> float:
     """Mean of the query's term coverage in ``text`` and its BM25 relative to the best hit, times ``best``.
 
     Coverage alone ties every note holding all the terms; BM25 relative to the
@@ -117,31 +141,34 @@ def keyword_evidence(terms: Sequence[str], text: str, relative_bm25: float,
     """
     if not terms:
         return relative_bm25
-    return 0.5 * keyword_coverage(terms, text, weights) + 0.5 * relative_bm25 * best
+    return 0.5 * keyword_coverage(terms, text, weights, translations) + 0.5 * relative_bm25 * best
 
 
 def best_coverage(terms: Sequence[str], scored: Iterable[tuple[str, float]],
-                  weights: Mapping[str, float] | None = None) -> float:
+                  weights: Mapping[str, float] | None = None,
+                  translations: Translations | None = None) -> float:
     """Coverage of the text with the highest keyword score of ``(text, score)`` pairs; 1.0 without terms."""
     top = max(scored, key=lambda pair: pair[1], default=None)
     if not terms or top is None:
         return 1.0
-    return keyword_coverage(terms, top[0], weights)
+    return keyword_coverage(terms, top[0], weights, translations)
 
 
 def calibration(terms: Sequence[str], background: tuple[float, float] | None,
                 weights: Mapping[str, float] | None = None,
-                keyword: Sequence[tuple[ChunkRecord, float]] = ()) -> Calibration:
+                keyword: Sequence[tuple[ChunkRecord, float]] = (),
+                translations: Translations | None = None) -> Calibration:
     """The per-path evidence function the default fusion sums (see :func:`merge_candidates`).
 
     ``keyword`` is what keyword recall returned: its best hit's coverage scales BM25 evidence.
+    ``translations`` count in coverage (see :func:`keyword_coverage`).
     """
-    best = best_coverage(terms, ((record.text, raw) for record, raw in keyword), weights)
+    best = best_coverage(terms, ((record.text, raw) for record, raw in keyword), weights, translations)
 
     def calibrate(path: str, record: ChunkRecord, raw: float) -> float:
         if path == "vector":
             return vector_evidence(raw, background)
-        return keyword_evidence(terms, record.text, raw, weights, best)
+        return keyword_evidence(terms, record.text, raw, weights, best, translations)
 
     return calibrate
 
@@ -166,7 +193,7 @@ def relevant(hits: Sequence[MemorySearchResult], min_score: float | None) -> lis
 
 def annotate_relevance(
     hits: Iterable[MemorySearchResult], terms: Sequence[str], background: tuple[float, float] | None,
-    weights: Mapping[str, float] | None = None,
+    weights: Mapping[str, float] | None = None, translations: Translations | None = None,
 ) -> list[MemorySearchResult]:
     """``hits`` with :attr:`~MemorySearchResult.relevance` filled in, order unchanged.
 
@@ -174,15 +201,18 @@ def annotate_relevance(
     Without it (keyword-only search) a hit's relevance is the mean of its coverage and
     its BM25 relative to the best hit, unscaled: with no vector to weigh the query's
     words, a word no note holds ("go") must not make the memory's best answer irrelevant.
-    ``weights`` are the terms' idf (see :func:`keyword_coverage`).
+    ``weights`` are the terms' idf and ``translations`` their held translations (see
+    :func:`keyword_coverage`).
     """
     out = list(hits)
     keyword_only = all(hit.vector_score is None for hit in out)
 
     def relevance(hit: MemorySearchResult) -> float:
         if keyword_only:
-            return keyword_evidence(terms, hit.text, hit.keyword_score or 0.0, weights)
-        coverage = keyword_coverage(terms, hit.text, weights) if terms else (hit.keyword_score or 0.0)
+            return keyword_evidence(terms, hit.text, hit.keyword_score or 0.0, weights,
+                                    translations=translations)
+        coverage = (keyword_coverage(terms, hit.text, weights, translations) if terms
+                    else (hit.keyword_score or 0.0))
         return max(vector_evidence(hit.vector_score, background), coverage)
 
     return [hit.revised(relevance=relevance(hit)) for hit in out]

@@ -12,19 +12,28 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any, Protocol
 
 import numpy as np
 
 from ..config import MemoryConfig
+from ..crosslingual import bundled_dictionary
 from ..index.keyword import MAX_QUERY_TERMS
 from ..secrets import scrub
-from ..text import query_terms
+from ..stopwords import is_stop_term
+from ..text import CJK_CHAR_RE, query_terms
 from ..types import ChunkRecord
 from .pipeline import Recall
+from .relevance import CROSSED_WEIGHT
 
-__all__ = ["CandidateSource", "QueryEmbedder", "query_vector", "retrieve"]
+__all__ = ["CandidateSource", "QueryEmbedder", "query_vector", "retrieve", "translated"]
+
+_PER_WORD = 16
+"""Translations looked up for one word of the query."""
+_NO_SUCH_TERM = " "
+"""No chunk holds it: its idf is the one a term absent from the memory gets."""
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +88,53 @@ def query_vector(embedder: QueryEmbedder | None, query: str,
         return None, f"vector search failed ({reason}); keyword results only"
 
 
+@functools.lru_cache(maxsize=65536)
+def _alternatives(target: str) -> list[tuple[str, ...]]:
+    """How a note can hold one translation: every bigram of a Chinese word; an English gloss of one
+    or two content words, or its last (head) word; longer glosses are descriptions, not words."""
+    terms = tuple(t for t in query_terms(target) if not is_stop_term(t))
+    if CJK_CHAR_RE.search(target):
+        return [terms] if terms else []
+    return [terms] if len(terms) == 1 else [terms, terms[-1:]] if len(terms) == 2 else []
+
+
+def translated(
+    index: CandidateSource, query: str, terms: list[str], pool: int,
+) -> tuple[dict[str, tuple[tuple[str, ...], ...]], dict[str, float], list[tuple[ChunkRecord, float]]]:
+    """The query terms' translations the memory holds, their terms' idf, and keyword recall with them.
+
+    See :mod:`langchain_md_memory.crosslingual`. Costs one document-frequency read of the
+    candidates' terms and, when the memory holds some, one more keyword search. Nothing
+    when the dictionary is not installed or the memory holds no translation.
+    """
+    dictionary = bundled_dictionary()
+    if dictionary is None or not terms:
+        return {}, {}, []
+    wanted = set(terms)
+    candidates: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for source, targets in dictionary.translations(query).items():
+        # Shorter words first (the everyday ones), and a handful of them: each costs a lookup.
+        pairs = [(tg, alt) for tg in sorted(targets, key=len) for alt in _alternatives(tg)][:_PER_WORD]
+        for term in (t for t in query_terms(source) if t in wanted):
+            candidates.setdefault(term, []).extend(pairs)
+    needed = list(dict.fromkeys(t for pairs in candidates.values() for _, alt in pairs for t in alt))
+    if not needed:
+        return {}, {}, []
+    idf = index.term_idf([*needed[:2 * MAX_QUERY_TERMS], _NO_SUCH_TERM])
+    absent = idf.pop(_NO_SUCH_TERM)
+    held = {t for t, value in idf.items() if value < absent}
+    out: dict[str, tuple[tuple[str, ...], ...]] = {}
+    searched: list[str] = []
+    for term, pairs in candidates.items():
+        kept = [(target, alt) for target, alt in pairs if held.issuperset(alt)]
+        if kept:
+            out[term] = tuple(dict.fromkeys(alt for _, alt in kept))
+            searched += [target for target, _ in kept]
+    if not out:
+        return {}, {}, []
+    return out, {t: idf[t] for t in held}, index.keyword_search(" ".join(dict.fromkeys(searched)), pool)
+
+
 def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig, vector: Any,
              degraded: str | None) -> Recall:
     """Up to ``pool`` candidates from each path, and stored vectors when MMR compares by cosine."""
@@ -91,10 +147,15 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
             reason = scrub(f"{type(exc).__name__}: {exc}")
             logger.warning("vector recall failed, answering from keywords: %s", reason)
             degraded = f"vector search failed ({reason}); keyword results only"
+    terms = query_terms(query)
+    weights = index.term_idf(terms[:MAX_QUERY_TERMS]) if terms else {}  # the terms keyword recall read
+    translations, translated_idf, crossed = (translated(index, query, terms, pool) if config.cross_language
+                                             else ({}, {}, []))
+    weights = {**translated_idf, **weights}
+    # What keyword recall found with the translations joins its pool, weighed down.
+    keyword = [*keyword, *((record, CROSSED_WEIGHT * score) for record, score in crossed)]
     ids = [r.id for r, _ in found] + [r.id for r, _ in keyword]
     wants_vectors = config.mmr.enabled and config.mmr.similarity != "jaccard"
     vectors = index.vectors_for(ids) if found and wants_vectors else {}
     background = index.vector_background(vector) if found else None
-    terms = query_terms(query)
-    weights = index.term_idf(terms[:MAX_QUERY_TERMS]) if terms else {}  # the terms keyword recall read
-    return Recall(found, keyword, vectors, degraded, terms, background, weights)
+    return Recall(found, keyword, vectors, degraded, terms, background, weights, translations)

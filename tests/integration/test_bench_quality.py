@@ -422,18 +422,3 @@ def test_the_latent_probe_scores_the_pool_by_the_models_latent_terms(tmp_path):
     latent.save()
     assert len(LatentEvidence(tmp_path / "codes.npz", 0.5, "rank", 0.0, 3.0).codes) == 4  # cached by text
 
-
-def test_the_clir_probe_translates_content_words_both_ways():
-    from bench.quality.clir_probe import Dictionary
-
-    cedict = Dictionary([
-        "# CC-CEDICT",
-        "爸爸 爸爸 [ba4 ba5] /(coll.) father; dad/CL:個|个[ge4],位[wei4]/",
-        "生日 生日 [sheng1 ri4] /birthday/CL:個|个[ge4]/",
-        "房租 房租 [fang2 zu1] /rent for a room or house/",
-        "什麼 什么 [shen2 me5] /what?/",
-    ])
-    assert cedict.translations("when is my dad's birthday?") == ["爸爸", "生日"]  # "my", "is" are stop words
-    assert cedict.translations("爸爸的生日是哪天") == ["father; dad", "birthday"]
-    assert cedict.translations("房租多少") == ["rent for a room or house"]
-    assert cedict.translations("什么") == []  # function words only

@@ -91,7 +91,10 @@ def test_a_search_reads_its_terms_document_frequencies_once(memory_dir: Path, mo
         mem.search("bond ladder")
         calls.clear()
         hits = mem.search("retire pension")
-        assert calls == [["retir", "pension"]]  # keyword recall's read serves the coverage weights
+        # Keyword recall's read serves the coverage weights; the one other read is of the Chinese
+        # translations (退休, 养老金...), none of which the memory holds: no search follows it.
+        assert calls[0] == ["retir", "pension"] and len(calls) == 2
+        assert not {"retir", "pension"} & set(calls[1])
         weights = mem.index.term_idf(["retir", "pension"])  # no search before it: read again
-    assert len(calls) == 2 and weights["retir"] > 0
+    assert len(calls) == 3 and weights["retir"] > 0
     assert hits[0].text == "- retire pension plan" and hits[0].relevance == 1.0

@@ -21,7 +21,7 @@ ROOT = Path(langchain_md_memory.__file__).parent
 # ProjectMemory) composes them on top of it, and the CLI drives that.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "types"),
-    ("config", "text", "secrets", "stopwords", "prompts", "redaction", "facts"),
+    ("config", "text", "secrets", "stopwords", "crosslingual", "prompts", "redaction", "facts"),
     ("files",),
     ("index", "postgres"),  # postgres: the second backend of the two seams (documents and index)
     ("embeddings",),

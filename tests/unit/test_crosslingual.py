@@ -1,0 +1,42 @@
+"""CC-CEDICT both ways: which words of a question get translations, and which translations."""
+
+from __future__ import annotations
+
+from langchain_md_memory.crosslingual import Dictionary, bundled_dictionary
+
+LINES = [
+    "# CC-CEDICT",
+    "爸爸 爸爸 [ba4 ba5] /(coll.) father; dad/CL:個|个[ge4],位[wei4]/",
+    "妹妹 妹妹 [mei4 mei5] /younger sister/",
+    "生日 生日 [sheng1 ri4] /birthday/CL:個|个[ge4]/",
+    "房租 房租 [fang2 zu1] /rent for a room or house/",
+    "什麼 什么 [shen2 me5] /what?/",
+    "維生素 维生素 [wei2 sheng1 su4] /vitamin/",
+    "血 血 [xue4] /blood/",
+    "not an entry",
+]
+
+
+def test_english_words_go_to_the_headwords_that_gloss_them() -> None:
+    cedict = Dictionary(LINES)
+    assert cedict.translations("When is my dad's birthday?") == {"dad": ["爸爸"], "birthday": ["生日"]}
+    # A two-word gloss names its head word: a younger sister is a sister.
+    assert cedict.translations("where does my sister work") == {"sister": ["妹妹"]}
+    assert cedict.translations("how much vitamins") == {"vitamins": ["维生素"]}
+    # One-character headwords are too ambiguous to search with; stop words are not translated.
+    assert cedict.translations("my blood") == {}
+
+
+def test_chinese_words_are_found_longest_first_and_go_to_their_glosses() -> None:
+    cedict = Dictionary(LINES)
+    assert cedict.translations("维生素D每天补多少") == {"维生素": ["vitamin"]}
+    assert cedict.translations("爸爸的生日是哪天") == {"爸爸": ["father; dad"], "生日": ["birthday"]}
+    assert cedict.translations("现在每个月房租多少") == {"房租": ["rent for a room or house"]}
+    assert cedict.translations("什么") == {}  # function characters only
+
+
+def test_the_bundled_dictionary_is_cc_cedict() -> None:
+    cedict = bundled_dictionary()
+    assert cedict is not None and bundled_dictionary() is cedict  # read once
+    assert "爸爸" in cedict.translations("dad")["dad"]
+    assert "allergic" in " ".join(cedict.translations("过敏")["过敏"])
