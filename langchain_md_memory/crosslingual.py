@@ -34,13 +34,14 @@ from collections.abc import Iterable
 
 from .stopwords import is_stop_term
 
-__all__ = ["Dictionary", "bundled_dictionary"]
+__all__ = ["Dictionary", "bundled_dictionary", "gloss_heads"]
 
 logger = logging.getLogger(__name__)
 
 _ASIDE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _GLOSS_PARTS = re.compile(r"[;,] ")
 _LEADING = re.compile(r"^(to|a|an|the) ")
+_MODIFIER = re.compile(r" (?:for|of|to|in|on|with|at|from|by|or|and) ")
 _NOT_A_MEANING = ("CL:", "variant of", "old variant", "surname", "see ", "used in", "abbr.")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _WORD = re.compile(r"[a-z]+")
@@ -85,10 +86,8 @@ class Dictionary:
                 index: dict[str, list[str]] = defaultdict(list)
                 for word in self._raw:
                     for gloss in self.glosses(word):
-                        for part in _GLOSS_PARTS.split(gloss):
-                            words = _LEADING.sub("", part.lower()).split()
-                            if 0 < len(words) <= 2 and all(_WORD.fullmatch(w) for w in words):
-                                index[words[-1]].append(word)  # "dad"; "younger sister" is a sister
+                        for words in gloss_heads(gloss):
+                            index[words[-1]].append(word)  # "dad"; "younger sister" is a sister
                 self._en_zh = {k: tuple(dict.fromkeys(v)) for k, v in index.items()}
             return self._en_zh
 
@@ -111,16 +110,42 @@ class Dictionary:
                 out[word] = list(found)
         return out
 
+    def _pieces(self, run: str) -> list[tuple[str, bool]]:
+        """``run`` cut into dictionary words, longest first, and single characters: ``(piece, is a word)``."""
+        pieces = []
+        i = 0
+        while i < len(run):
+            n = next((n for n in _LONGEST if len(run[i:i + n]) == n and run[i:i + n] in self._raw), 1)
+            pieces.append((run[i:i + n], n > 1))
+            i += n
+        return pieces
+
     def _from_chinese(self, text: str) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        i = 0
-        while i < len(text):
-            word = next((text[i:i + n] for n in _LONGEST
-                         if len(text[i:i + n]) == n and text[i:i + n] in self._raw), None)
-            if word is not None and not all(is_stop_term(ch) for ch in word) and self.glosses(word):
-                out[word] = list(self.glosses(word))
-            i += 1 if word is None else len(word)
+        for piece, known in self._pieces(text):
+            if known and not _function_only(piece) and self.glosses(piece):
+                out[piece] = list(self.glosses(piece))
         return out
+
+
+def gloss_heads(gloss: str) -> list[list[str]]:
+    """For each ``;``- or ``,``-separated part of a gloss, the one or two words it names its thing
+    with, lower-cased; parts that are descriptions give none.
+
+    ``"father; dad"`` → ``[["father"], ["dad"]]``, ``"younger sister"`` → ``[["younger",
+    "sister"]]``, ``"rent for a room or house"`` → ``[["rent"]]`` (the words before its first
+    preposition), ``"to take care"`` → ``[["take", "care"]]``.
+    """
+    out = []
+    for part in _GLOSS_PARTS.split(gloss):
+        words = _MODIFIER.split(_LEADING.sub("", part.lower().strip()), maxsplit=1)[0].split()
+        if 0 < len(words) <= 2 and all(_WORD.fullmatch(w) for w in words):
+            out.append(words)
+    return out
+
+
+def _function_only(piece: str) -> bool:
+    return all(is_stop_term(ch) for ch in piece)
 
 
 def _clean(gloss: str) -> str:

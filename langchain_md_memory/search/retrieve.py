@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..config import MemoryConfig
-from ..crosslingual import bundled_dictionary
+from ..crosslingual import bundled_dictionary, gloss_heads
 from ..index.keyword import MAX_QUERY_TERMS
 from ..secrets import scrub
 from ..stopwords import is_stop_term
@@ -90,12 +90,17 @@ def query_vector(embedder: QueryEmbedder | None, query: str,
 
 @functools.lru_cache(maxsize=65536)
 def _alternatives(target: str) -> list[tuple[str, ...]]:
-    """How a note can hold one translation: every bigram of a Chinese word; an English gloss of one
-    or two content words, or its last (head) word; longer glosses are descriptions, not words."""
-    terms = tuple(t for t in query_terms(target) if not is_stop_term(t))
+    """How a note can hold one translation: every bigram of a Chinese word; the one or two words
+    each part of an English gloss names its thing with
+    (:func:`~langchain_md_memory.crosslingual.gloss_heads`), or the last of two ("younger sister")."""
     if CJK_CHAR_RE.search(target):
+        terms = tuple(t for t in query_terms(target) if not is_stop_term(t))
         return [terms] if terms else []
-    return [terms] if len(terms) == 1 else [terms, terms[-1:]] if len(terms) == 2 else []
+    out: list[tuple[str, ...]] = []
+    for words in gloss_heads(target):
+        terms = tuple(t for t in query_terms(" ".join(words)) if not is_stop_term(t))
+        out += [terms] if len(terms) == 1 else [terms, terms[-1:]] if len(terms) == 2 else []
+    return list(dict.fromkeys(out))
 
 
 def translated(

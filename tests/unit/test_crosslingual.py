@@ -40,3 +40,15 @@ def test_the_bundled_dictionary_is_cc_cedict() -> None:
     assert cedict is not None and bundled_dictionary() is cedict  # read once
     assert "爸爸" in cedict.translations("dad")["dad"]
     assert "allergic" in " ".join(cedict.translations("过敏")["过敏"])
+
+
+def test_a_gloss_names_its_thing_with_one_or_two_words() -> None:
+    from langchain_md_memory.crosslingual import gloss_heads
+
+    assert gloss_heads("father; dad") == [["father"], ["dad"]]
+    assert gloss_heads("younger sister") == [["younger", "sister"]]
+    assert gloss_heads("rent for a room or house") == [["rent"]]  # the words before the modifier
+    assert gloss_heads("to take care of one's health") == [["take", "care"]]
+    assert gloss_heads("how much?") == []  # a question, not a name
+    cedict = Dictionary(LINES)
+    assert cedict.translations("what is the rent") == {"rent": ["房租"]}
