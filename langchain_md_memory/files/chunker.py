@@ -9,8 +9,10 @@ title, and every chunk records the heading path in effect at its first line.
 
 A chunk too short to mean anything alone (a reply such as "Yes, last Tuesday"
 in a transcript, a lone bullet under its own heading) also records its
-*context*: the nearest non-blank lines before it and after it, which the
-embedding model reads with it (the keyword index and the search results do not).
+*context*: the nearest non-blank lines before it and after it, up to the first
+line written in another script (in a daily log, a short English entry beside a
+Chinese one is another entry, and read with it would embed as a Chinese text),
+which the embedding model reads with it (the keyword index and the search results do not).
 
 Example:
     .. code-block:: python
@@ -33,13 +35,14 @@ from itertools import accumulate
 from ..facts import hidden_lines
 
 # One CJK definition for the whole package, so chunk budgets match estimate_tokens exactly.
-from ..text import CJK_CHAR_RE, TERMS_VERSION, estimate_tokens
+from ..text import CJK_CHAR_RE, TERMS_VERSION, estimate_tokens, script_group
 from ..types import Chunk
 
 __all__ = ["CHUNKER_VERSION", "chunk_markdown", "chunking_signature"]
 
-CHUNKER_VERSION = "3"
-"""Bumped whenever chunk boundaries change, so indexes built by an older chunker are rebuilt."""
+CHUNKER_VERSION = "4"
+"""Bumped whenever chunk boundaries change, or what the index derives from a chunk (its script group,
+:attr:`~langchain_md_memory.index.rows.ChunkRow.script`), so indexes built by an older one are rebuilt."""
 
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)(.*)$")
@@ -246,25 +249,29 @@ def _make_chunk(text: str, start: int, end: int, heading: str, context: str) -> 
 
 
 def _context(lines: list[str], kinds: list[int], budget: _Budget, start: int, end: int, tokens: int) -> str:
-    """The nearest content lines around ``lines[start..end]``, in file order, within ``tokens``.
+    """The nearest content lines around ``lines[start..end]`` in its script, in file order, within ``tokens``.
 
     Two thirds of the budget go to the lines before (a reply's question), the rest
     to the lines after; a line longer than what is left is cut at the far end.
     """
     room_before = tokens * 2 // 3
-    before = _nearest(lines, kinds, budget, range(start - 1, -1, -1), room_before, keep_end=True)
-    after = _nearest(lines, kinds, budget, range(end + 1, len(lines)), tokens - room_before, keep_end=False)
+    script = script_group("\n".join(lines[start:end + 1]))
+    before = _nearest(lines, kinds, budget, range(start - 1, -1, -1), room_before, script, keep_end=True)
+    after = _nearest(lines, kinds, budget, range(end + 1, len(lines)), tokens - room_before, script,
+                     keep_end=False)
     return "\n".join([*reversed(before), *after])
 
 
 def _nearest(lines: list[str], kinds: list[int], budget: _Budget, order: range, room: int,
-             *, keep_end: bool) -> list[str]:
+             script: int, *, keep_end: bool) -> list[str]:
     taken: list[str] = []
     for i in order:
         if room <= 0:
             break
         if kinds[i] != _CONTENT:
             continue
+        if script_group(lines[i]) != script:
+            break
         line, cost = lines[i].strip(), budget.tokens(i, i) + 1
         if cost > room:
             size = int(room * 3.5)  # characters of ASCII text within the room left

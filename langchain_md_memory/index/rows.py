@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..text import script_group
 from ..types import ChunkRecord, FileKind
 
 __all__ = ["ChunkRow", "FileState", "chunk_record"]
@@ -41,6 +42,13 @@ class ChunkRow:
     terms: str
     vector: np.ndarray | None = None
     context: str = ""
+
+    @property
+    def script(self) -> int:
+        """The script group of what the chunk is embedded as (heading, text and context): the
+        group its vector is measured in (see :mod:`langchain_md_memory.index.scripts`). A short
+        English bullet embedded with the Chinese lines around it reads as Chinese to the model."""
+        return script_group("\n".join((self.record.heading, self.record.text, self.context)))
 
 
 def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:

@@ -23,7 +23,7 @@ from typing import cast
 
 import numpy as np
 
-from ..text import query_terms, script_group
+from ..text import query_terms
 from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
 from .connection import IndexConnection
@@ -148,7 +148,7 @@ class MemoryIndex:
             # rows and their FTS entries go in by two executemany calls instead of two statements a chunk.
             first = conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM chunks").fetchone()[0]
             rowids = range(first, first + len(rows))
-            scripts = [script_group(row.record.text) for row in rows]
+            scripts = [row.script for row in rows]
             conn.executemany(
                 "INSERT INTO chunks(rowid, id, path, start_line, end_line, heading, text, hash, embed_hash, "
                 "context, script, file_kind, updated_at, n_terms, has_vector) "

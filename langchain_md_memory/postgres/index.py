@@ -28,7 +28,7 @@ import numpy as np
 from ..index.keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf
 from ..index.rows import ChunkRow, FileState, chunk_record
 from ..index.vectors import from_blob, to_blob
-from ..text import query_terms, script_group
+from ..text import query_terms
 from ..types import ChunkRecord, FileKind
 from .connection import LOCK_INDEX, Conn, PostgresDatabase
 from .graphs import HNSW_MIN_ROWS, drop_graphs, ensure_graphs
@@ -178,7 +178,7 @@ class PostgresIndex:
         rec = row.record
         terms = row.terms.split()
         return (self.tenant, rec.id, rec.path, rec.start_line, rec.end_line, rec.heading, rec.text, rec.hash,
-                row.embed_hash, row.context, script_group(rec.text), rec.file_kind, rec.updated_at,
+                row.embed_hash, row.context, row.script, rec.file_kind, rec.updated_at,
                 len(terms), row.terms, lexemes(terms),
                 None if row.vector is None else int(row.vector.shape[0]),
                 None if row.vector is None else vector_literal(row.vector))

@@ -259,3 +259,25 @@ def test_a_question_finds_its_answer_written_in_the_other_language(memory_dir):
     with MarkdownMemory(memory_dir, embeddings=emb, config=MemoryConfig(min_score=0.0)) as mem:
         hits = mem.search(question)
     assert hits and hits[0].path == "family.md" and hits[0].vector_score is not None
+
+
+def test_a_short_english_note_in_a_chinese_log_is_measured_as_english(memory_dir):
+    # The short English section below stands after a Chinese entry. Embedded with those lines
+    # (as its context) it read as Chinese, yet was measured among English notes: for a Chinese
+    # question it took their offset (index.scripts) and stood above every note but the answer.
+    emb = BilingualTopics()
+    for i, (en, zh) in enumerate(BilingualTopics.TOPICS[2:] * 3):
+        (memory_dir / f"zh-{i}.md").write_text(f"# 笔记\n\n- 关于{zh}的安排没有变化。\n")
+        (memory_dir / f"en-{i}.md").write_text(f"# Note\n\n- Nothing changed about the {en} plan.\n")
+    (memory_dir / "rent.md").write_text("# 房子\n\n- 房租每个月一千七百欧。\n")
+    (memory_dir / "memory").mkdir()
+    (memory_dir / "memory" / "2026-10-21.md").write_text(
+        "## 13:00 生日\n- 妹妹打电话说妈妈的生日想在成都过，生日蛋糕已经订好了。\n\n"
+        "## Pre-compaction memory flush\n- Prefers aisle seats on flights.\n"
+    )
+    with MarkdownMemory(memory_dir, embeddings=emb, config=MemoryConfig(min_score=0.0)) as mem:
+        hits = mem.search("房租多少钱？", max_results=30)
+    assert hits[0].path == "rent.md"
+    flush = next(h.vector_score for h in hits if "aisle" in h.text)
+    english = [h.vector_score or 0.0 for h in hits if h.path.startswith("en-")]
+    assert flush is not None and english and flush <= max(english) + 1e-6

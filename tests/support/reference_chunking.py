@@ -19,7 +19,7 @@ from itertools import accumulate
 import snowballstemmer
 
 from langchain_md_memory.facts import HISTORY_TITLES
-from langchain_md_memory.text import CJK_CHAR_RE, estimate_tokens, normalize_text
+from langchain_md_memory.text import CJK_CHAR_RE, estimate_tokens, normalize_text, script_group
 from langchain_md_memory.types import Chunk
 
 __all__ = [
@@ -268,19 +268,23 @@ def _context(lines: list[str], kinds: list[int], budget: _Budget, start: int, en
     to the lines after; a line longer than what is left is cut at the far end.
     """
     room_before = tokens * 2 // 3
-    before = _nearest(lines, kinds, budget, range(start - 1, -1, -1), room_before, keep_end=True)
-    after = _nearest(lines, kinds, budget, range(end + 1, len(lines)), tokens - room_before, keep_end=False)
+    script = script_group("\n".join(lines[start:end + 1]))
+    before = _nearest(lines, kinds, budget, range(start - 1, -1, -1), room_before, script, keep_end=True)
+    after = _nearest(lines, kinds, budget, range(end + 1, len(lines)), tokens - room_before, script,
+                     keep_end=False)
     return "\n".join([*reversed(before), *after])
 
 
 def _nearest(lines: list[str], kinds: list[int], budget: _Budget, order: range, room: int,
-             *, keep_end: bool) -> list[str]:
+             script: int, *, keep_end: bool) -> list[str]:
     taken: list[str] = []
     for i in order:
         if room <= 0:
             break
         if kinds[i] != _CONTENT:
             continue
+        if script_group(lines[i]) != script:
+            break
         line, cost = lines[i].strip(), budget.tokens(i, i) + 1
         if cost > room:
             size = int(room * 3.5)  # characters of ASCII text within the room left

@@ -263,3 +263,15 @@ def test_small_chunks_asked_for_get_no_context() -> None:
     # With chunk_tokens=16 every chunk is small by request, not cut short by a heading.
     assert all(c.context == "" for c in chunk_markdown(TRANSCRIPT, chunk_tokens=16, overlap_tokens=0))
     assert any(c.context for c in chunk_markdown(TRANSCRIPT, chunk_tokens=400))
+
+
+def test_context_stops_at_lines_written_in_another_script() -> None:
+    # A daily log: a Chinese entry, then a short English one. Read with the Chinese lines, the
+    # English facts would be embedded as a Chinese text about the family.
+    log = ("## 13:00 好消息\n- 妹妹打电话说她怀孕了，预产期在明年春天。\n\n"
+           "## Flush\n- Prefers aisle seats on flights.\n\n## 14:00\n- Dentist moved to Friday.\n\n"
+           "## 15:00\n- 给爸妈打了电话。\n")
+    chunks = {c.start_line: c for c in chunk_markdown(log)}
+    assert chunks[4].context == "- Dentist moved to Friday."  # the English neighbour after, no Chinese
+    assert chunks[10].context == ""  # only English lines stand next to the last Chinese entry
+    assert chunks[1].context == ""

@@ -113,3 +113,16 @@ def test_the_top_k_pass_measures_the_background_asked_for_next(monkeypatch: pyte
     fresh.top_k(query, 5)
     assert fresh.background(query) == pytest.approx(measured)  # same figures as a separate sample
     assert sampled == []  # and no second pass over the vectors
+
+
+def test_a_chunk_is_grouped_by_what_it_is_embedded_as() -> None:
+    from langchain_md_memory.index.rows import ChunkRow
+    from langchain_md_memory.types import ChunkRecord
+
+    def row(heading: str, text: str, context: str = "") -> ChunkRow:
+        record = ChunkRecord("a:1", "a.md", 1, 1, heading, text, "h", "daily", 0.0)
+        return ChunkRow(record, "e", "", None, context)
+
+    assert row("## Flush", "- Prefers aisle seats.").script == SCRIPT_OTHER
+    # The model reads the heading and the context too: this vector is a Chinese text's.
+    assert row("## 13:00 妹妹打电话", "- OK", "妹妹打电话说她怀孕了，预产期在明年春天。").script == SCRIPT_CJK
