@@ -244,12 +244,17 @@ class BilingualTopics(Embeddings):
         return self.vector(text)
 
 
+def _notes_in_both_languages(memory_dir, topics) -> None:
+    """Three notes a topic in each language, all saying nothing changed."""
+    for i, (en, zh) in enumerate(topics * 3):
+        (memory_dir / f"zh-{i}.md").write_text(f"# 笔记\n\n- 关于{zh}的安排没有变化。\n")
+        (memory_dir / f"en-{i}.md").write_text(f"# Note\n\n- Nothing changed about the {en} plan.\n")
+
+
 def test_a_question_finds_its_answer_written_in_the_other_language(memory_dir):
     # Every Chinese note is nearer a Chinese question than the English answer is, by raw cosine.
     emb = BilingualTopics()
-    for i, (en, zh) in enumerate(BilingualTopics.TOPICS[1:] * 3):
-        (memory_dir / f"zh-{i}.md").write_text(f"# 笔记\n\n- 关于{zh}的安排没有变化。\n")
-        (memory_dir / f"en-{i}.md").write_text(f"# Note\n\n- Nothing changed about the {en} plan.\n")
+    _notes_in_both_languages(memory_dir, BilingualTopics.TOPICS[1:])
     (memory_dir / "family.md").write_text("# Family\n\n- Dad's birthday is on March 8.\n")
     question = "爸爸的生日是哪天？"
     asked, answer = emb.embed_query(question), emb.vector("# Family\n\n- Dad's birthday is on March 8.")
@@ -266,9 +271,7 @@ def test_a_short_english_note_in_a_chinese_log_is_measured_as_english(memory_dir
     # (as its context) it read as Chinese, yet was measured among English notes: for a Chinese
     # question it took their offset (index.scripts) and stood above every note but the answer.
     emb = BilingualTopics()
-    for i, (en, zh) in enumerate(BilingualTopics.TOPICS[2:] * 3):
-        (memory_dir / f"zh-{i}.md").write_text(f"# 笔记\n\n- 关于{zh}的安排没有变化。\n")
-        (memory_dir / f"en-{i}.md").write_text(f"# Note\n\n- Nothing changed about the {en} plan.\n")
+    _notes_in_both_languages(memory_dir, BilingualTopics.TOPICS[2:])
     (memory_dir / "rent.md").write_text("# 房子\n\n- 房租每个月一千七百欧。\n")
     (memory_dir / "memory").mkdir()
     (memory_dir / "memory" / "2026-10-21.md").write_text(
