@@ -31,6 +31,7 @@ import re
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
+from itertools import pairwise
 
 from .stopwords import is_stop_term
 
@@ -110,6 +111,24 @@ class Dictionary:
                 out[word] = list(found)
         return out
 
+    def seams(self, query: str) -> dict[str, bool]:
+        """The bigrams of the query's Chinese that straddle two of its pieces, one of them a word.
+
+        ``我现在房租是多少`` is 我 + 现在 + 房租 + 是 + 多少, so 我现, 在房, 租是 and 是多 are
+        seams: no note holding its words need hold them. Each says whether one of its sides is a
+        lone character that is not a function character (``教育金`` is 教育 + 金: 育金 may well be
+        a word the dictionary lacks).
+        """
+        out: dict[str, bool] = {}
+        for run in _CJK_RUN.findall(query):
+            pieces = self._pieces(run)
+            for (left, left_word), (right, right_word) in pairwise(pieces):
+                if left_word or right_word:
+                    seam = left[-1] + right[0]
+                    lone = _lone_content(left, left_word) or _lone_content(right, right_word)
+                    out[seam] = out.get(seam, False) or lone
+        return out
+
     def _pieces(self, run: str) -> list[tuple[str, bool]]:
         """``run`` cut into dictionary words, longest first, and single characters: ``(piece, is a word)``."""
         pieces = []
@@ -146,6 +165,11 @@ def gloss_heads(gloss: str) -> list[list[str]]:
 
 def _function_only(piece: str) -> bool:
     return all(is_stop_term(ch) for ch in piece)
+
+
+def _lone_content(piece: str, is_word: bool) -> bool:
+    """A piece the dictionary could not place: one character, not a function character."""
+    return not is_word and not _function_only(piece)
 
 
 def _clean(gloss: str) -> str:

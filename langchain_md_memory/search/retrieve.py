@@ -140,6 +140,24 @@ def translated(
     return out, {t: idf[t] for t in held}, index.keyword_search(" ".join(dict.fromkeys(searched)), pool)
 
 
+def unseamed(index: CandidateSource, query: str, weights: dict[str, float]) -> dict[str, float]:
+    """``weights`` with the bigrams straddling two words of the query's Chinese weighing nothing.
+
+    Every two characters of a Chinese run are a term, so ``我现在房租是多少`` asks for 在房 and
+    租是 too; no note holds them, they weigh as the rarest terms, and a note holding 现在 and 房租
+    could not reach full coverage. The dictionary (:meth:`~langchain_md_memory.crosslingual.
+    Dictionary.seams`) says which bigrams straddle two words. One beside a lone content
+    character keeps its weight when a note holds it: 教育金 is no dictionary word, and a note
+    saying 教育金 holds 育金. Costs one document-frequency read, only then.
+    """
+    dictionary = bundled_dictionary()
+    seams = {t: lone for t, lone in dictionary.seams(query).items() if t in weights} if dictionary else {}
+    if not seams:
+        return weights
+    absent = index.term_idf([_NO_SUCH_TERM])[_NO_SUCH_TERM] if any(seams.values()) else 0.0
+    return {t: 0.0 if t in seams and not (seams[t] and w < absent) else w for t, w in weights.items()}
+
+
 def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig, vector: Any,
              degraded: str | None) -> Recall:
     """Up to ``pool`` candidates from each path, and stored vectors when MMR compares by cosine."""
@@ -156,7 +174,7 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
     weights = index.term_idf(terms[:MAX_QUERY_TERMS]) if terms else {}  # the terms keyword recall read
     translations, translated_idf, crossed = (translated(index, query, terms, pool) if config.cross_language
                                              else ({}, {}, []))
-    weights = {**translated_idf, **weights}
+    weights = {**translated_idf, **unseamed(index, query, weights)}
     # What keyword recall found with the translations joins its pool, weighed down.
     keyword = [*keyword, *((record, CROSSED_WEIGHT * score) for record, score in crossed)]
     ids = [r.id for r, _ in found] + [r.id for r, _ in keyword]

@@ -63,3 +63,14 @@ def test_cross_language_keywords_can_be_turned_off(bilingual: Path) -> None:
     with MarkdownMemory(bilingual, embeddings="none", config={"cross_language": False}) as mem:
         hits = mem.search("what does my dad take for his blood pressure?")
     assert all(hit.path != "family.md" for hit in hits)
+
+
+def test_a_chinese_question_weighs_the_same_with_its_words_spaced_or_not(memory_dir: Path) -> None:
+    # Unspaced, every two characters are a term: 在房 and 租是 straddle two words, no note holds
+    # them, and they would weigh as the rarest terms of the question.
+    (memory_dir / "home.md").write_text("# 房子\n\n- 房租现在每个月一千七百欧。\n", "utf-8")
+    (memory_dir / "family.md").write_text("# 家人\n\n- 妈妈现在喜欢跳广场舞。\n", "utf-8")
+    with MarkdownMemory(memory_dir, embeddings="none") as mem:
+        spaced, unspaced = mem.search("我 现在 房租 是 多少？"), mem.search("我现在房租是多少？")
+    assert spaced[0].path == unspaced[0].path == "home.md"
+    assert unspaced[0].relevance == pytest.approx(spaced[0].relevance)

@@ -52,3 +52,13 @@ def test_a_gloss_names_its_thing_with_one_or_two_words() -> None:
     assert gloss_heads("how much?") == []  # a question, not a name
     cedict = Dictionary(LINES)
     assert cedict.translations("what is the rent") == {"rent": ["房租"]}
+
+
+def test_seams_are_the_bigrams_straddling_two_words_of_a_chinese_question() -> None:
+    cedict = Dictionary([*LINES, "現在 现在 [xian4 zai4] /now/", "多少 多少 [duo1 shao5] /how many/",
+                         "教育 教育 [jiao4 yu4] /education/"])
+    # 我 + 现在 + 房租 + 是 + 多少: each pair across a boundary, none beside a lone content character.
+    assert cedict.seams("我现在房租是多少？") == {"我现": False, "在房": False, "租是": False, "是多": False}
+    # 教育 + 金: 金 stands alone, and 教育金 may be a word the dictionary lacks.
+    assert cedict.seams("孩子的教育金") == {"的教": False, "育金": True}
+    assert cedict.seams("what is the rent") == {}
