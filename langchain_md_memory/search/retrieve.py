@@ -148,8 +148,11 @@ def unseamed(index: CandidateSource, query: str, weights: dict[str, float]) -> d
     could not reach full coverage. The dictionary (:meth:`~langchain_md_memory.crosslingual.
     Dictionary.seams`) says which bigrams straddle two words. One beside a lone content
     character keeps its weight when a note holds it: 教育金 is no dictionary word, and a note
-    saying 教育金 holds 育金. Costs one document-frequency read, only then.
+    saying 教育金 holds 育金. Costs one document-frequency read, only then. A question without
+    Chinese returns at once, without reading the dictionary.
     """
+    if not CJK_CHAR_RE.search(query):
+        return weights
     dictionary = bundled_dictionary()
     seams = {t: lone for t, lone in dictionary.seams(query).items() if t in weights} if dictionary else {}
     if not seams:

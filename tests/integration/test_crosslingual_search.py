@@ -74,3 +74,17 @@ def test_a_chinese_question_weighs_the_same_with_its_words_spaced_or_not(memory_
         spaced, unspaced = mem.search("我 现在 房租 是 多少？"), mem.search("我现在房租是多少？")
     assert spaced[0].path == unspaced[0].path == "home.md"
     assert unspaced[0].relevance == pytest.approx(spaced[0].relevance)
+
+
+def test_turned_off_an_english_question_never_reads_the_dictionary(bilingual: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import langchain_md_memory.search.retrieve as retrieve
+
+    asked: list[int] = []
+    real = retrieve.bundled_dictionary
+    monkeypatch.setattr(retrieve, "bundled_dictionary", lambda: asked.append(1) or real())
+    with MarkdownMemory(bilingual, embeddings="none", config={"cross_language": False}) as mem:
+        mem.search("who is my manager?")
+        assert asked == []  # no translations asked for, no Chinese to cut into words
+        mem.search("妈妈喜欢什么")
+    assert asked == [1]  # a Chinese question is cut into words with it
