@@ -1,4 +1,4 @@
-"""Stop words: the English words and Chinese function characters a keyword query ignores.
+"""Stop words: the English words, Chinese function characters and Chinese words a keyword query ignores.
 
 They are dropped from queries only, never from the index: a note still holds
 every word it was written with, and a query made only of stop words ("what is
@@ -38,9 +38,14 @@ _ENGLISH = """
 """
 ENGLISH_STOP_WORDS = frozenset(_ENGLISH.split())
 
-# A question about the present ("who insures the car now?", "我现在房租是多少") carries a time adverb
-# that the note stating the present fact does not: as a content term it would halve the note's coverage.
-CHINESE_STOP_BIGRAMS = frozenset({"现在", "目前", "如今"})
+# Two-character words the English list holds in one word. A question about the present ("who
+# insures the car now?", "我现在房租是多少") carries a time adverb the note stating the present fact
+# does not: as a content term it would halve the note's coverage. Question words ("how much", "where",
+# "which", "how", "why", "when") are stop words in English; their Chinese words are too.
+CHINESE_STOP_BIGRAMS = frozenset({
+    "现在", "目前", "如今",  # now, currently
+    "多少", "哪里", "哪儿", "哪个", "哪些", "如何", "为何", "何时",  # how much, where, which, how, why, when
+})
 
 # Particles, pronouns, copulas and question words: alone they carry no topic.
 CHINESE_FUNCTION_CHARS = frozenset(

@@ -76,6 +76,19 @@ def test_a_chinese_question_weighs_the_same_with_its_words_spaced_or_not(memory_
     assert unspaced[0].relevance == pytest.approx(spaced[0].relevance)
 
 
+def test_a_chinese_question_word_weighs_nothing_as_the_english_one_does(memory_dir: Path) -> None:
+    # "How much is my rent?" asks for "rent" alone; 多少 ("how much") and 哪里 ("where") must not
+    # count as words the note lacks either.
+    (memory_dir / "home.md").write_text("# 房子\n\n- 房租每个月一千七百欧。\n", "utf-8")
+    (memory_dir / "family.md").write_text("# 家人\n\n- 妹妹在杭州一家游戏公司上班。\n", "utf-8")
+    with MarkdownMemory(memory_dir, embeddings="none") as mem:
+        for asked, bare, where in [("我的房租是多少？", "我的房租？", "home.md"),
+                                   ("妹妹在哪里上班？", "妹妹上班？", "family.md")]:
+            hit, plain = mem.search(asked)[0], mem.search(bare)[0]
+            assert hit.path == plain.path == where
+            assert hit.relevance == pytest.approx(plain.relevance)
+
+
 def test_turned_off_an_english_question_never_reads_the_dictionary(bilingual: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     import langchain_md_memory.search.retrieve as retrieve

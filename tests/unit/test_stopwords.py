@@ -23,3 +23,9 @@ def test_present_time_adverbs_are_stop_terms_so_a_note_of_the_current_fact_cover
     assert content_terms(["currently", "gym"]) == ["gym"]
     assert is_stop_term("现在") and is_stop_term("目前")
     assert not is_stop_term("现金")  # a bigram sharing a character keeps its meaning
+
+
+def test_chinese_question_words_are_stop_terms_as_their_english_words_are():
+    assert all(is_stop_term(w) for w in ["how", "much", "where", "which"])
+    assert all(is_stop_term(w) for w in ["多少", "哪里", "哪个", "如何"])
+    assert not any(is_stop_term(w) for w in ["多数", "里程", "少年"])  # a shared character keeps its word
