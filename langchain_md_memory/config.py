@@ -61,10 +61,10 @@ class TemporalDecayConfig(_Frozen):
     newer_first: float = Field(0.8, ge=0.0, le=1.0)
     """A line the package wrote on a day (its ``src:`` comment, e.g. from ``supersede``) is newer
     than a log or note dated before: its hit, when it answers the query itself (relevance 0.45),
-    ranks above such a hit when it scores at least this share of it (the older one moves just
-    below, not buried). A hit dated before a fact was superseded that restates its old value goes
-    just below the replacement whatever the share (:mod:`langchain_md_memory.search.restated`).
-    ``1.0`` turns both off."""
+    takes the place of such a hit ranked above it when it scores at least this share of it (its
+    score, above what stood between; the older one follows it, not buried). A hit dated before a
+    fact was superseded that restates its old value gives its place to the replacement whatever
+    the share (:mod:`langchain_md_memory.search.restated`). ``1.0`` turns both off."""
 
 
 class MMRConfig(_Frozen):

@@ -102,7 +102,9 @@ class MemorySearchResult:
     is offset for the chunk's script in a memory of two, see
     :mod:`langchain_md_memory.index.scripts`);
     ``merged_score`` is their weighted sum; ``weight`` the source/access
-    multiplier; ``decay`` the temporal-decay multiplier (1.0 for evergreen);
+    multiplier; ``decay`` the temporal multiplier (1.0 for evergreen; above 1.0 for a newer
+    statement of a fact raised to the place of an older one, see
+    :mod:`langchain_md_memory.search.decay`);
     ``relevance_rank`` the 1-based rank before MMR reordered the hits;
     ``relevance`` the absolute evidence in [0, 1] that ``min_score`` is
     compared with (see :mod:`langchain_md_memory.search.relevance`);

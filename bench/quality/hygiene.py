@@ -1,6 +1,6 @@
 """``python -m bench.quality.hygiene``: do dedup and supersede cost retrieval, and does the current fact win?
 
-Five memories, built in one run with the default config and the same model:
+Six memories, built in one run with the default config and the same model:
 
 - ``plain``: the dev set as written (what ``python -m bench.quality`` measures);
 - ``dedup``: the same files replayed into an empty memory through ``mem.remember`` (dedup on), so
@@ -12,7 +12,11 @@ Five memories, built in one run with the default config and the same model:
   statement (appended to its file unless the dev file already holds it: to the end of the section
   the case names, ``section``, where the file states facts on its subject, else to the file's
   end), then its new one, appended (a memory without supersede);
-- ``superseded``: ``plain`` plus each old statement (as above), then ``mem.supersede(old, new)``.
+- ``superseded``: ``plain`` plus each old statement (as above), then ``mem.supersede(old, new)``;
+- ``edited``: ``plain`` plus each old statement (as above), then the old line rewritten in place to
+  the new one, as a person would edit the file: the same facts as ``superseded`` without supersede
+  (no history, no ``src:`` comment, no ordering of statements), the control that tells what
+  supersede itself does to R@5, apart from what the cases' new facts do.
 
 Reported: R@5 on the dev questions for each memory, and on the cases' questions how often the
 current fact ranks above the old one (found in the top 10, and the old one absent or below it)
@@ -107,8 +111,11 @@ def _line_map(before: str, after: str) -> dict[int, int]:
     return moved
 
 
+Mode = Literal["append", "supersede", "edit"]
+
+
 def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | None,
-                cases: Sequence[dict[str, Any]], *, supersede: bool) -> MemorySet:
+                cases: Sequence[dict[str, Any]], *, mode: Mode) -> MemorySet:
     """``dev`` plus the cases (see the module docstring), its gold moved with lines filed above it."""
     write_tree(folder, dev.documents)
     with _open(folder, embeddings) as mem:
@@ -120,9 +127,11 @@ def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings 
                         raise RuntimeError(f"case {case['id']}: old statement not written to its section")
                 else:
                     mem.append(f"- {case['old']}", file=case["file"])
-            if supersede:
+            if mode == "supersede":
                 if not mem.supersede(case["old"], case["new"], file=case["file"]):
                     raise RuntimeError(f"case {case['id']}: old statement not found to supersede")
+            elif mode == "edit":
+                mem.write(case["file"], mem.get(case["file"]).replace(case["old"], case["new"], 1))
             else:
                 mem.append(f"- {case['new']}", file=case["file"])
         mem.sync()
@@ -137,7 +146,7 @@ def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings 
 
     queries = [dataclasses.replace(q, gold=tuple(tuple(moved(r) for r in group) for group in q.gold))
                for q in dev.queries]
-    return MemorySet(f"cases, supersede={supersede}", dev.documents, queries)
+    return MemorySet(f"cases, {mode}", dev.documents, queries)
 
 
 def _rank(hits: Sequence[Any], text: str) -> int | None:
@@ -169,7 +178,7 @@ def _r_at_5(folder: Path, mset: MemorySet, embeddings: QueryCachedEmbeddings | N
 
 def run(embeddings: QueryCachedEmbeddings | None, workdir: Path,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
-    """Build the five memories under ``workdir`` and measure them; every number, as a dict."""
+    """Build the six memories under ``workdir`` and measure them; every number, as a dict."""
     dev, cases = load_dev(), load_cases()
     started = time.perf_counter()
     result: dict[str, Any] = {"cases": len(cases)}
@@ -183,9 +192,11 @@ def run(embeddings: QueryCachedEmbeddings | None, workdir: Path,
                         "lines_dropped": sum(len(dev.documents[r].split("\n")) - len(t.split("\n"))
                                              for r, t in replayed.documents.items())}
         log(f"{name} replay built and measured")
-    for name, supersede in (("both live", False), ("superseded", True)):
+    modes: tuple[tuple[str, Mode], ...] = (("both live", "append"), ("superseded", "supersede"),
+                                           ("edited", "edit"))
+    for name, mode in modes:
         folder = workdir / name.replace(" ", "-")
-        written = _with_cases(dev, folder, embeddings, cases, supersede=supersede)
+        written = _with_cases(dev, folder, embeddings, cases, mode=mode)
         result[name] = {"dev_r5": _r_at_5(folder, written, embeddings),
                         **current_wins(folder, embeddings, cases)}
         log(f"{name} built and measured")

@@ -7,11 +7,12 @@ does not lose value for having been written long ago.
 
 Recency also orders statements of one fact: a hit holding a line the package wrote on day *W*
 (its ``<!-- src: ... W -->`` comment, e.g. left by ``supersede``) is newer than a log or note
-dated before *W*: when it answers the query itself (its relevance reaches the gate's bar), it ranks
-above such a hit that it scores at least ``newer_first`` (0.8, the default decay floor: the span
-age alone may move an old note by) times as much. The older hit's
-score is lowered to just below the newer one's, the factor recorded in its ``decay``; it is not
-buried.
+dated before *W*: when it answers the query itself (its relevance reaches the gate's bar), it takes
+the place of such a hit ranked above it that it scores at least ``newer_first`` (0.8, the default
+decay floor: the span age alone may move an old note by) times as much. It is raised to that hit's
+score, above whatever stood between them (the query found the fact there; its current statement
+belongs there), the factor recorded in its ``decay`` (above 1). The older hit's score is lowered to
+just below it, the factor recorded in its ``decay``; it is not buried.
 
 Example:
     .. code-block:: python
@@ -34,8 +35,8 @@ from ..files.paths import daily_date
 from ..types import MemorySearchResult
 from .merge import sort_hits
 
-__all__ = ["apply_temporal_decay", "decay_multiplier", "hit_age_days", "hit_day", "newer_statements_first",
-           "placed_below"]
+__all__ = ["apply_temporal_decay", "decay_multiplier", "hit_age_days", "hit_day", "lifted_to",
+           "newer_statements_first", "placed_below"]
 
 _SECONDS_PER_DAY = 86_400.0
 
@@ -100,15 +101,24 @@ def placed_below(older: MemorySearchResult, score: float) -> MemorySearchResult:
     return older.revised(score=older.score * factor, decay=older.decay * factor)
 
 
+def lifted_to(newer: MemorySearchResult, score: float) -> MemorySearchResult:
+    """``newer`` scored ``score`` when that is higher: it takes an older statement's place."""
+    if newer.score <= 0 or score <= newer.score:
+        return newer
+    factor = score / newer.score
+    return newer.revised(score=score, decay=newer.decay * factor)
+
+
 def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float,
                            min_relevance: float = 0.0) -> list[MemorySearchResult]:
-    """``hits`` re-sorted so a newer written statement ranks above older dated hits of comparable score.
+    """``hits`` re-sorted: a newer written statement takes the place of older dated hits of comparable score.
 
     For each hit whose provenance names the day it was written (*W*) and whose ``relevance`` is at
     least ``min_relevance`` (it answers the query itself: a chunk is dated by any line written in
-    it, which may be on a neighbouring subject), every dated hit ranked above it whose day is before
-    *W* and whose score it reaches ``ratio`` times of moves to just below it (score and ``decay``
-    scaled by the same factor). Hits without provenance never move others.
+    it, which may be on a neighbouring subject), the dated hits ranked above it whose day is before
+    *W* and whose score it reaches ``ratio`` times of give it the best of their scores
+    (:func:`lifted_to`) and move to just below it (score and ``decay`` scaled by the same factor).
+    Hits without provenance never move others.
     """
     out = sort_hits(hits)
     days = [hit_day(hit) for hit in out]
@@ -118,11 +128,15 @@ def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float,
     for n in written:
         newer, day = out[n], days[n]
         assert day is not None
-        for o, older in enumerate(out):
-            then = days[o]
-            if (then is not None and then < day and older.score > newer.score > 0
-                    and newer.score >= ratio * older.score):
-                out[o] = placed_below(older, newer.score)
+        older = [o for o, (hit, then) in enumerate(zip(out, days, strict=True))
+                 if then is not None and then < day and hit.score > newer.score > 0
+                 and newer.score >= ratio * hit.score]
+        if not older:
+            continue
+        top = max(out[o].score for o in older)
+        out[n] = lifted_to(newer, top)
+        for o in older:
+            out[o] = placed_below(out[o], top)
     return sort_hits(out)
 
 

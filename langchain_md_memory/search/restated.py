@@ -4,8 +4,8 @@
 log or session written before that day may still say the old thing ("on-call moves to a biweekly
 rotation"), and nothing in the log itself says it is out of date. Given the facts superseded in
 the files of the hits (:func:`~langchain_md_memory.facts.superseded_statements`), a hit dated
-before the day a fact was superseded moves to just below the hit that replaced it (the others keep
-their order, MMR's included) when it:
+before the day a fact was superseded gives its place to the hit that replaced it and follows it (the
+others keep their order, MMR's included) when it:
 
 - holds more than half of the old statement's terms that its successor's text lacks (what changed:
   ``biweekly rotation``, ``1,650``; wording the new line merely dropped is among them, hence the
@@ -15,9 +15,10 @@ their order, MMR's included) when it:
 The successor is a hit from the file that struck the fact, whose text shares at least half of
 the old statement's terms (the replacement line sits in it) and whose relevance reaches the gate's
 bar (it answers the query itself, as for newer statements first: an old log answering a question
-about its own event far better than the fact's current line keeps its place). The older hit's
-score and ``decay`` are scaled by the same factor, as
-:func:`~langchain_md_memory.search.decay.newer_statements_first` does; it is not buried.
+about its own event far better than the fact's current line keeps its place). The successor takes
+the score of the first hit that follows it (the query found the fact there), the lift recorded in
+its ``decay``; the older hits' score and ``decay`` are scaled to just below it, as
+:func:`~langchain_md_memory.search.decay.newer_statements_first` does; they are not buried.
 
 Example:
     .. code-block:: python
@@ -33,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from ..facts import provenance_day
 from ..text import query_terms, token_set
 from ..types import MemorySearchResult
-from .decay import hit_day, placed_below
+from .decay import hit_day, lifted_to, placed_below
 from .relevance import DEFAULT_MIN_RELEVANCE
 
 __all__ = ["restated_below_successors", "successor_paths"]
@@ -61,7 +62,8 @@ def successor_paths(hits: Sequence[MemorySearchResult]) -> set[str]:
 def restated_below_successors(
     hits: Sequence[MemorySearchResult], superseded: Mapping[str, Sequence[tuple[str, dt.date]]]
 ) -> list[MemorySearchResult]:
-    """``hits`` in their order, except that a dated hit restating a superseded fact follows its successor."""
+    """``hits`` in their order, except that a dated hit restating a superseded fact gives its place to
+    its successor and follows it."""
     if not superseded:
         return list(hits)
     terms = [token_set(hit.text) for hit in hits]
@@ -81,6 +83,15 @@ def restated_below_successors(
                 if (then is not None and then < day and 2 * len(changed & terms[o]) > len(changed)
                         and len(shared & terms[o]) >= _SHARED_TERMS):
                     below[o] = n
+    # A successor takes the place of the first hit that goes under it (or under one that does), and
+    # those follow it: the current statement stands where the query found its fact.
+    place: dict[int, int] = {}  # a successor that stays -> the first position it takes
+    for o in below:
+        n = below[o]
+        while n in below:  # o < below[o]: no cycle
+            n = below[n]
+        place[n] = min(o, place.get(n, o))
+    taking = {o: n for n, o in place.items()}
     out: list[MemorySearchResult] = []
 
     def emit(hit: MemorySearchResult, n: int) -> None:
@@ -89,6 +100,8 @@ def restated_below_successors(
             emit(placed_below(hits[o], hit.score), o)
 
     for n, hit in enumerate(hits):
-        if n not in below:
+        if n in taking:
+            emit(lifted_to(hits[taking[n]], hit.score), taking[n])
+        elif n not in below and n not in place:
             emit(hit, n)
     return out

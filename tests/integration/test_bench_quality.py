@@ -382,6 +382,9 @@ def test_hygiene_harness_keyword_only_current_fact_wins_and_r5_holds(tmp_path):
     assert result["dedup"]["dev_r5"] >= result["plain"]["dev_r5"] - 0.02
     assert result["dedup anywhere"]["dev_r5"] >= result["plain"]["dev_r5"] - 0.02
     assert result["superseded"]["current_first"] > result["both live"]["current_first"]
+    # The same facts edited in place by hand: supersede costs no R@5 and puts the current fact first more.
+    assert result["superseded"]["dev_r5"] >= result["edited"]["dev_r5"]
+    assert result["superseded"]["current_first"] > result["edited"]["current_first"]
 
 
 # -- dedup probe ---------------------------------------------------------------------

@@ -280,6 +280,35 @@ def test_an_old_log_restating_a_superseded_value_ranks_below_its_replacement(tmp
         assert paths.index(log) < paths.index("work.md")
 
 
+def test_a_replacement_takes_the_place_where_the_question_found_the_old_value(tmp_path: Path):
+    # The log of the old rotation answers best, a runbook line next, the long team section holding
+    # the rotation last. After the supersede the new rotation takes the log's place, above the
+    # runbook: placed merely above the log, it would stay under the runbook.
+    old = "On-call: biweekly rotation, handover Mondays at 14:00; PagerDuty schedule risk-primary."
+    new = "On-call rotation: every third week since the team grew, handover Mondays at 14:00; " \
+          "PagerDuty schedule risk-primary."
+    question = "What is my on-call rotation?"
+    with MarkdownMemory(tmp_path / "memory", embeddings="none") as mem:
+        mem.write("work.md", "# Work\n\n## Team\n- Manager: Priya Raman.\n"
+                  "- Teammates: Kwame, Sofia, Mateus.\n- Skip-level: Annika Vogt.\n"
+                  "- Office: Lisbon, third floor, desk by the window.\n"
+                  f"- Sprints of two weeks, retro on Fridays.\n- {old}\n\n"
+                  "## Runbooks\n- Runbook: the on-call handbook; rotation swaps in PagerDuty.\n")
+        log = daily_file_name(dt.date.today() - dt.timedelta(days=10))
+        mem.write(log, "## 10:00 process\n- Priya announced: on-call moves to a biweekly rotation; "
+                       "the on-call rotation sheet is pinned.\n")
+        for name, note in (("home.md", "- Landlord: Sr. Almeida; rent due on the 1st."),
+                           ("health.md", "- GP: Dr. Paulo Reis, Arroios clinic.")):
+            mem.write(name, f"{note}\n")
+        before = mem.search(question)
+        assert [hit.path for hit in before] == [log, "work.md", "work.md"] and "Runbook" in before[1].text
+        assert mem.supersede(old, new, file="work.md")
+        hits = mem.search(question)
+    assert "every third week" in hits[0].text and hits[1].path == log and "Runbook" in hits[2].text
+    assert hits[0].score == pytest.approx(before[0].score) and hits[0].decay > 1.0  # the lift, recorded
+    assert hits[0].score > hits[1].score > hits[2].score
+
+
 def test_remember_files_a_fact_in_its_section_or_a_new_one(mem):
     mem.append("# Health\n\n## Doctors\n- GP: Dr. Paulo Reis.\n\n## 体检记录\n- 血压一直正常。\n",
                file="health.md")

@@ -143,10 +143,14 @@ def test_a_hit_is_as_new_as_its_log_day_or_the_newest_day_its_provenance_names()
 def test_a_fact_written_today_ranks_above_an_older_log_of_comparable_score() -> None:
     log = hit("2026-03-01.md", 0.80)  # 30 days old: × 0.9 with the floor, 0.72
     current = written("MEMORY.md", 0.62, "2026-03-31")  # reaches 0.8 × 0.72
-    ranked = apply_temporal_decay([log, current], half_life_days=30, now=NOW, floor=0.8, newer_first=0.8)
-    assert [h.path for h in ranked] == ["MEMORY.md", "2026-03-01.md"]
-    moved = ranked[1]
-    assert moved.score < 0.62 and moved.score == pytest.approx(0.62)  # just below, not buried
+    between = hit("notes.md", 0.65)
+    ranked = apply_temporal_decay([log, between, current], half_life_days=30, now=NOW, floor=0.8,
+                                  newer_first=0.8)
+    # The newer statement takes the log's place (above what stood between them), the log follows it.
+    assert [h.path for h in ranked] == ["MEMORY.md", "2026-03-01.md", "notes.md"]
+    lifted, moved = ranked[0], ranked[1]
+    assert lifted.score == pytest.approx(0.72) and lifted.decay == pytest.approx(0.72 / 0.62)
+    assert moved.score < 0.72 and moved.score == pytest.approx(0.72)  # just below, not buried
     assert moved.decay == pytest.approx(moved.score / 0.80)  # the factor is recorded in decay
     without = apply_temporal_decay([log, hit("MEMORY.md", 0.62)], half_life_days=30, now=NOW, floor=0.8,
                                    newer_first=0.8)

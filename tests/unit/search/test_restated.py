@@ -1,8 +1,10 @@
-"""A dated hit restating a superseded fact goes just below its replacement; nothing else moves."""
+"""A dated hit restating a superseded fact gives its place to its replacement and follows it."""
 
 from __future__ import annotations
 
 import datetime as dt
+
+import pytest
 
 from langchain_md_memory.facts import supersede_in, superseded_statements
 from langchain_md_memory.search.restated import restated_below_successors, successor_paths
@@ -37,10 +39,12 @@ def test_a_log_of_the_old_value_follows_its_replacement_and_the_rest_keep_their_
     hits = [stale, other, evergreen, _successor(0.5), _log("late", 0.4, "- Rent €1,650 again.")]
     assert successor_paths(hits) == {"finance.md"}
     out = restated_below_successors(hits, {"finance.md": [(OLD, DAY)]})
-    # "other" shares the subject but not the changed value (1,650); "late" was already below.
-    assert [h.chunk_id for h in out] == ["other", "note", "new", "stale", "late"]
-    moved = out[3]
-    assert moved.score < out[2].score and moved.decay < 1.0
+    # The replacement takes the place of the log stating the old value, which follows it; "other"
+    # shares the subject but not the changed value (1,650); "late" was already below.
+    assert [h.chunk_id for h in out] == ["new", "stale", "other", "note", "late"]
+    new, moved = out[0], out[1]
+    assert new.score == pytest.approx(0.9) and new.decay == pytest.approx(0.9 / 0.5)  # the lift, recorded
+    assert 0.8 < moved.score < new.score and moved.decay < 1.0
 
 
 def test_nothing_moves_when_the_replacement_does_not_answer_or_is_not_newer() -> None:
@@ -62,4 +66,5 @@ def test_a_successor_that_is_itself_stale_takes_its_followers_along() -> None:
     struck = {"finance.md": [(OLD, DAY)], f"memory/{gym_day}.md": [gym]}
     out = restated_below_successors([log, middle, _successor(0.5)], struck)
     assert [h.chunk_id for h in out] == ["new", "middle", "log"]
+    assert out[0].score == pytest.approx(0.9)  # the place of the first hit of the chain
     assert out[0].score > out[1].score > out[2].score
