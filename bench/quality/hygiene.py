@@ -131,7 +131,10 @@ def _with_cases(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings 
                 if not mem.supersede(case["old"], case["new"], file=case["file"]):
                     raise RuntimeError(f"case {case['id']}: old statement not found to supersede")
             elif mode == "edit":
-                mem.write(case["file"], mem.get(case["file"]).replace(case["old"], case["new"], 1))
+                text = mem.get(case["file"])
+                if case["old"] not in text:
+                    raise RuntimeError(f"case {case['id']}: old statement not found to edit")
+                mem.write(case["file"], text.replace(case["old"], case["new"], 1))
             else:
                 mem.append(f"- {case['new']}", file=case["file"])
         mem.sync()
