@@ -55,7 +55,7 @@ FLUSH_TOKENS = 1000
 COMPACT_TOKENS = 1200
 
 TURNS = [
-    "I'm thinking of putting 10% of my portfolio into NVDA. Good idea?",
+    "Can I raise my NVDA position to 10% of the portfolio?",
     "Please remember: I keep 10% of my portfolio in cash as a safety buffer.",
     "Some background for next year: my daughter starts college in 2030 and I want 80k USD saved for it "
     "by then. " + "We talked about schools, campus visits and how tuition keeps rising every year. " * 40,

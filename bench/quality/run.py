@@ -238,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
         workdir = Path(args.workdir) if args.workdir else Path(tmp)
         if dev is not None:
-            result = DatasetResult("dev", "Dev set (bilingual personal memory)", [])
+            result = DatasetResult("dev", "Dev set (bilingual personal memory)", ["tuned", "held-out"])
             run_dataset(result, [dev], workdir, specs, embeddings, args.limit)
             results.append(result)
         if locomo_sets:

@@ -54,21 +54,39 @@ def test_reciprocal_rank_counts_the_first_gold_hit_only():
     assert top1([2, 1]) == 1.0 and top1([2]) == 0.0
 
 
-def test_summary_averages_answerable_queries_and_counts_empty_results_as_no_answer():
+def test_summary_averages_answerable_queries_and_counts_unconfident_results_as_no_answer():
     outcomes = [
-        Outcome("q1", "a", (1,), 10),          # RR 1, R@5 1, top-1
+        Outcome("q1", "a", (1,), 10, confident=True, top_confident=True),   # RR 1, R@5 1, top-1
         Outcome("q2", "a", (7, None), 10),     # RR 1/7, R@5 0, R@10 1/2
+        Outcome("q3", "a", (None,), 0),        # an answerable question that got nothing at all
         Outcome("n1", "none", (), 0),          # abstained: search returned nothing
-        Outcome("n2", "none", (), 3),          # returned hits for a question with no answer
-        Outcome("n3", "none", (), 0),
+        Outcome("n2", "none", (), 3, confident=True),  # a hit labelled confident: not a no-answer
+        Outcome("n3", "none", (), 3),          # hits, none confident: the reader is told
     ]
     s = summarise(outcomes)
-    assert (s.answerable, s.no_answer) == (2, 3)
-    assert s.r5 == pytest.approx(0.5)
-    assert s.r10 == pytest.approx(0.75)
-    assert s.mrr == pytest.approx((1 + 1 / 7) / 2)
-    assert s.top1 == pytest.approx(0.5)
+    assert (s.answerable, s.no_answer) == (3, 3)
+    assert s.r5 == pytest.approx(1 / 3)
+    assert s.r10 == pytest.approx(0.5)
+    assert s.mrr == pytest.approx((1 + 1 / 7) / 3)
+    assert s.top1 == pytest.approx(1 / 3)
     assert s.no_answer_rate == pytest.approx(2 / 3)
+    assert s.empty == 1
+    assert s.gold_top_confident == 1.0  # q1, the one whose first hit is gold, is labelled confident
+
+
+def test_reliability_says_per_relevance_bucket_how_often_the_first_hit_is_gold_and_labelled():
+    from bench.quality.metrics import reliability
+
+    outcomes = [
+        Outcome("a", "x", (1,), 5, top_confident=True, top_relevance=0.9),
+        Outcome("b", "x", (2,), 5, top_confident=True, top_relevance=0.85),
+        Outcome("c", "none", (), 5, top_relevance=0.25),
+        Outcome("d", "x", (None,), 0),  # nothing returned: no first hit to bucket
+    ]
+    rows = {bucket: (n, gold, confident) for bucket, n, gold, confident in reliability(outcomes)}
+    assert rows["0.80–1.00"] == (2, 0.5, 1.0)
+    assert rows["0.20–0.30"] == (1, 0.0, 0.0)
+    assert sum(n for n, _, _ in rows.values()) == 3
 
 
 def test_summary_without_no_answer_queries_has_no_rate():
@@ -359,7 +377,9 @@ def test_limited_cli_run_writes_tables_into_the_report_and_keeps_its_prose(tmp_p
     text = out.read_text(encoding="utf-8")
     assert text.startswith("# Quality\n\nMethod prose.") and text.rstrip().endswith("After.")
     assert "old numbers" not in text
-    assert "| config | split | answerable | R@5 | R@10 | MRR | top-1 | no-answer rate (n) | query s |" in text
+    assert ("| config | split | answerable | R@5 | R@10 | MRR | top-1 | empty | gold top-1 confident | "
+            "no-answer not confident (n) | query s |") in text
+    assert "Reliability of the first hit's label" in text
     assert "| bm25 (reference) | tuned |" in text
     assert "`future`" in text and "**skipped**" in text
     numbers = json.loads(report.read_text(encoding="utf-8"))

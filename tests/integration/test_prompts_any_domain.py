@@ -51,7 +51,7 @@ CODING = MemoryPrompts(
     session_context_header="# What you know about this developer",
     recall_header="# Notes recalled for this request",
 )
-QUESTION = "Should the new cache live in Postgres?"
+QUESTION = "Should the local index live in Postgres?"
 
 
 @pytest.fixture

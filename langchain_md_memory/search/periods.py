@@ -1,0 +1,193 @@
+"""Dates in text: the period a question names, and the day a note is dated.
+
+A question can name when something happened: ``in March 2025``, ``on 3 June,
+2023``, ``2025-03``, ``the week before 16 November 2023``, ``last month``,
+``去年三月``, ``三月份``, ``上个月``. :func:`named_period` reads the first such phrase
+as a :class:`Period` (relative phrases count from ``today``); a month named without
+a year (``in June``, ``三月份``) means that month in any year. :func:`text_day`
+reads the first full date a note's text gives (``8 May, 2023``, ``May 8, 2023``,
+``2023-05-08``, ``2023年5月8日``): the day a line of a conversation or a log says it
+was written.
+
+Example:
+    .. code-block:: python
+
+        import datetime as dt
+
+        from langchain_md_memory.search.periods import named_period, text_day
+
+        today = dt.date(2026, 12, 5)
+        march = named_period("what did I pay in March 2025?", today)
+        assert march is not None and march.holds(dt.date(2025, 3, 9))
+        assert named_period("上个月买了什么", today).holds(dt.date(2026, 11, 30))
+        assert text_day("Ann (2:05 pm on 3 March, 2023): hi") == dt.date(2023, 3, 3)
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+__all__ = ["REPORTED_WITHIN_DAYS", "Period", "named_period", "text_day"]
+
+REPORTED_WITHIN_DAYS = 7
+"""A note dated up to this many days after a period still tells of it ("last night", "last Saturday")."""
+
+_MONTHS = {name.lower(): n for n, name in enumerate(calendar.month_name) if name}
+_MONTHS |= {name.lower(): n for n, name in enumerate(calendar.month_abbr) if name}
+_MONTHS["sept"] = 9
+_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|" \
+         r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
+_ORD = r"(?:st|nd|rd|th)?"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MONTH}\.?,?\s+(\d{{4}})\b", re.I)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\.?\s+(\d{{1,2}}){_ORD},?\s+(\d{{4}})\b", re.I)
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTH_YEAR = re.compile(rf"\b{_MONTH}\.?,?\s+(\d{{4}})\b", re.I)
+_ISO_MONTH = re.compile(r"\b(\d{4})-(\d{2})\b(?!-\d)")
+# "May" alone is also a verb: a month without a year only after "in", "during", "since", "of".
+_MONTH_ALONE = re.compile(rf"\b(?:in|during|of|since)\s+(?:early\s+|late\s+|mid-?)?{_MONTH}\b(?![\s,]+\d)",
+                          re.I)
+_YEAR = re.compile(r"\b(?:in|during|of)\s+((?:19|20)\d{2})\b", re.I)
+_BEFORE = re.compile(r"\b(?:the\s+)?(day|weekend|week|two\s+weeks|month)\s+before\b", re.I)
+_BEFORE_DAYS = {"day": 1, "weekend": 7, "week": 7, "two weeks": 14, "month": 31}
+_RELATIVE = re.compile(r"\b(last|this|past)\s+(week|month|year)\b|\b(yesterday)\b", re.I)
+
+_CN_NUMBER = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
+              "十": 10, "十一": 11, "十二": 12}
+_CN_MONTH = r"(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
+_CN_DAY_FULL = re.compile(rf"(\d{{4}})\s*年\s*{_CN_MONTH}\s*月\s*(\d{{1,2}})\s*[日号]")
+_CN_MONTH_YEAR = re.compile(rf"(\d{{4}})\s*年\s*{_CN_MONTH}\s*月")
+_CN_RELATIVE_MONTH = re.compile(rf"(去年|今年|前年){_CN_MONTH}\s*月")
+_CN_MONTH_ALONE = re.compile(rf"(?<![\d年]){_CN_MONTH}\s*月份?(?!\s*\d|[一二三四五六七八九十]+[日号])")
+_CN_RELATIVE = re.compile(r"(上个?月|这个?月|本月|去年|今年|前年|上周|上个?星期|这周|本周|昨天)")
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """The days from ``start`` to ``end`` (inclusive), or one calendar ``month`` of any year."""
+
+    start: dt.date | None = None
+    end: dt.date | None = None
+    month: int | None = None
+
+    def holds(self, day: dt.date, *, within: int = 0) -> bool:
+        """True when ``day`` falls in the period, or at most ``within`` days after it."""
+        if self.month is not None:
+            return any(d.month == self.month for d in (day, day - dt.timedelta(days=within)))
+        assert self.start is not None and self.end is not None
+        return self.start <= day <= self.end + dt.timedelta(days=within)
+
+
+def _month_span(year: int, month: int) -> Period:
+    return Period(dt.date(year, month, 1), dt.date(year, month, calendar.monthrange(year, month)[1]))
+
+
+def _cn_month(token: str) -> int:
+    return int(token) if token.isdigit() else _CN_NUMBER[token]
+
+
+def _day(year: int, month: int, day: int) -> dt.date | None:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:  # "31 February": not a date
+        return None
+
+
+def text_day(text: str) -> dt.date | None:
+    """The first full date ``text`` gives (day, month and year), or ``None``."""
+    found: list[tuple[int, dt.date]] = []
+    for match in _DAY_MONTH_YEAR.finditer(text):
+        day = _day(int(match[3]), _MONTHS[match[2].lower()], int(match[1]))
+        if day:
+            found.append((match.start(), day))
+            break
+    for match in _MONTH_DAY_YEAR.finditer(text):
+        day = _day(int(match[3]), _MONTHS[match[1].lower()], int(match[2]))
+        if day:
+            found.append((match.start(), day))
+            break
+    for match in _ISO_DAY.finditer(text):
+        day = _day(int(match[1]), int(match[2]), int(match[3]))
+        if day:
+            found.append((match.start(), day))
+            break
+    for match in _CN_DAY_FULL.finditer(text):
+        day = _day(int(match[1]), _cn_month(match[2]), int(match[3]))
+        if day:
+            found.append((match.start(), day))
+            break
+    return min(found, key=lambda item: item[0])[1] if found else None
+
+
+def _before(question: str, day: dt.date) -> Period:
+    """``day`` itself, or the span before it that "the week before <day>" names."""
+    match = _BEFORE.search(question)
+    if match is None:
+        return Period(day, day)
+    span = _BEFORE_DAYS[" ".join(match[1].lower().split())]
+    return Period(day - dt.timedelta(days=span), day)
+
+
+def _relative(word: str, unit: str, today: dt.date) -> Period:
+    if unit == "day":
+        return Period(today - dt.timedelta(days=1), today - dt.timedelta(days=1))
+    back = word in ("last", "past")
+    if unit == "year":
+        return Period(dt.date(today.year - back, 1, 1), dt.date(today.year - back, 12, 31))
+    if unit == "month":
+        first = today.replace(day=1)
+        if back:
+            first = (first - dt.timedelta(days=1)).replace(day=1)
+        return _month_span(first.year, first.month)
+    monday = today - dt.timedelta(days=today.weekday() + (7 if back else 0))
+    return Period(monday, monday + dt.timedelta(days=6))
+
+
+def _cn_relative(word: str, today: dt.date) -> Period:
+    if word == "昨天":
+        return _relative("last", "day", today)
+    if word in ("去年", "前年", "今年"):
+        year = today.year - {"去年": 1, "前年": 2, "今年": 0}[word]
+        return Period(dt.date(year, 1, 1), dt.date(year, 12, 31))
+    if "月" in word:
+        return _relative("last" if word.startswith("上") else "this", "month", today)
+    return _relative("last" if word.startswith("上") else "this", "week", today)
+
+
+def named_period(question: str, today: dt.date) -> Period | None:
+    """The period ``question`` names, or ``None``; the most precise phrase wins (a day over a month)."""
+    for pattern, order in ((_DAY_MONTH_YEAR, (3, 2, 1)), (_MONTH_DAY_YEAR, (3, 1, 2))):
+        if match := pattern.search(question):
+            year, month, day = (match[i] for i in order)
+            if found := _day(int(year), _MONTHS[month.lower()], int(day)):
+                return _before(question, found)
+    if (match := _ISO_DAY.search(question)) and (found := _day(int(match[1]), int(match[2]), int(match[3]))):
+        return _before(question, found)
+    if (match := _CN_DAY_FULL.search(question)) and (
+            found := _day(int(match[1]), _cn_month(match[2]), int(match[3]))):
+        return _before(question, found)
+    if match := _MONTH_YEAR.search(question):
+        return _month_span(int(match[2]), _MONTHS[match[1].lower()])
+    if (match := _ISO_MONTH.search(question)) and 1 <= int(match[2]) <= 12:
+        return _month_span(int(match[1]), int(match[2]))
+    if match := _CN_MONTH_YEAR.search(question):
+        return _month_span(int(match[1]), _cn_month(match[2]))
+    if match := _CN_RELATIVE_MONTH.search(question):
+        year = today.year - {"去年": 1, "前年": 2, "今年": 0}[match[1]]
+        return _month_span(year, _cn_month(match[2]))
+    if match := _MONTH_ALONE.search(question):
+        return Period(month=_MONTHS[match[1].lower()])
+    if match := _CN_MONTH_ALONE.search(question):
+        return Period(month=_cn_month(match[1]))
+    if match := _YEAR.search(question):
+        year = int(match[1])
+        return Period(dt.date(year, 1, 1), dt.date(year, 12, 31))
+    if match := _RELATIVE.search(question):
+        if match[3]:
+            return _relative("last", "day", today)
+        return _relative(match[1].lower(), match[2].lower(), today)
+    if match := _CN_RELATIVE.search(question):
+        return _cn_relative(match[1], today)
+    return None
