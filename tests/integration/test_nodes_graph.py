@@ -109,9 +109,17 @@ def test_session_context_goes_first_even_after_an_existing_system_prompt(mem):
     assert out["messages"][0].id == SESSION_CONTEXT_ID
 
 
-def test_session_context_respects_its_token_budget(mem):
+def test_a_budget_too_small_for_memory_md_still_says_it_exists(mem):
     node = create_session_context_node(mem, max_tokens=5)
-    assert node({"messages": [HumanMessage("hi")]}) is None
+    update = node({"messages": [HumanMessage("hi")]})
+    assert update is not None
+    content = update["messages"][1].content
+    assert content.endswith("MEMORY.md: 0 of 4 lines shown; search it with memory_search")
+    assert "Position limit" not in content
+
+
+def test_session_context_turned_off_by_a_zero_budget(mem):
+    assert create_session_context_node(mem, max_tokens=0)({"messages": [HumanMessage("hi")]}) is None
 
 
 def test_empty_memory_removes_a_previous_session_context(mem):
@@ -279,3 +287,21 @@ def test_recall_on_a_failing_memory_injects_nothing_and_the_graph_goes_on(mem, m
     app = compile_graph(("recall", create_recall_node(mem)), ("agent", echo))
     out = app.invoke({"messages": [HumanMessage("When can I retire?")]}, thread())
     assert [type(m).__name__ for m in out["messages"]] == ["HumanMessage", "AIMessage"]
+
+
+# -- a MEMORY.md larger than the budget ------------------------------------------------------
+
+
+def test_a_memory_md_over_the_default_budget_reaches_the_graph_cut_with_its_note(kw_memory):
+    kw_memory.write("MEMORY.md", "".join(f"- Rule {i}: when the user asks about topic {i}, answer in the "
+                                         f"style agreed for topic {i}\n" for i in range(1, 151)))
+    kw_memory.append("- today: the user moved to Berlin", file="daily")
+    app = compile_graph(("memory", create_session_context_node(kw_memory)), ("agent", echo))
+    out = app.invoke({"messages": [HumanMessage("hi")]}, thread())
+    context = out["messages"][0].content
+    assert out["messages"][0].id == SESSION_CONTEXT_ID
+    assert "- Rule 1: when the user" in context and "- Rule 150: " not in context
+    assert "the user moved to Berlin" in context
+    last = context.splitlines()[-1]
+    assert last.startswith("MEMORY.md: ")
+    assert last.endswith(" of 150 lines shown; search the rest with memory_search")
