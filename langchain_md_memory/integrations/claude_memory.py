@@ -108,15 +108,11 @@ class ClaudeMemoryCommands:
             if form != self.root and not form.startswith(self.root + "/"):
                 raise MemoryPathError(f"The path {path} is outside {self.root}: every path starts with "
                                       f"{self.root}, e.g. {self.root}/notes.md")
-        inner = path[len(self.root):].strip("/")
-        rel = "/".join(p for p in (self.folder, inner) if p)
+        parts = [p for p in f"{self.folder}/{path[len(self.root):]}".split("/") if p not in ("", ".")]
+        rel = "/".join(parts)
         if rel:
             self._is_file(rel)  # the memory's own guard: raises for a path it refuses
         return rel
-
-    def _virtual(self, rel: str) -> str:
-        inner = rel[len(self.folder):].strip("/") if self.folder else rel
-        return f"{self.root}/{inner}" if inner else self.root
 
     def _under(self, rel: str) -> dict[str, int]:
         """Memory files under folder ``rel`` (``""``: the root) with their sizes, relative to it."""

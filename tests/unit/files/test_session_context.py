@@ -7,6 +7,8 @@ import logging
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from langchain_md_memory.files import session_context
 from langchain_md_memory.files.session_context import (
@@ -121,3 +123,21 @@ def test_session_context_skips_empty_and_missing_files(store: MarkdownStore) -> 
     store.write("2026-07-13.md", "y\n")
     assert load_session_context(store, 1000, today=TODAY) == "## 2026-07-13.md\n\ny"
     assert load_session_context(store, 0, today=TODAY) == ""
+
+
+_LINE = st.one_of(st.just(""), st.from_regex(r"#{1,3} [A-Za-z]{1,12}", fullmatch=True),
+                  st.from_regex(r"- [A-Za-z0-9 仓位上限]{1,60}", fullmatch=True))
+
+
+@given(lines=st.lists(_LINE, max_size=40), budget=st.integers(min_value=0, max_value=400))
+def test_a_cut_fits_its_budget_and_keeps_lines_whole_and_in_order(lines: list[str], budget: int) -> None:
+    content = "\n".join(lines)
+    text, shown, total = cut_to_budget(content, budget)
+    assert estimate_tokens(text) <= budget
+    assert total == sum(1 for line in lines if line.strip())
+    kept = [line for line in text.splitlines() if line.strip()]
+    assert len(kept) == shown
+    it = iter(line for line in lines if line.strip())
+    assert all(any(line == original for original in it) for line in kept)  # a subsequence, lines whole
+    if estimate_tokens(content) <= budget:
+        assert shown == total
