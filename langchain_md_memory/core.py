@@ -284,12 +284,13 @@ class MemoryCore(AsyncMemoryMethods):
 
     def load_session_context(self, max_tokens: int | None = None) -> str:
         """MEMORY.md, today's and yesterday's logs within a token budget; cut with a note, never dropped."""
-        return self.session_context_report(max_tokens).text
+        budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
+        return build_session_context(self.store, budget).text
 
     def session_context_report(self, max_tokens: int | None = None) -> SessionContext:
         """The session context with how many lines of each file it shows (``md-memory status`` prints it)."""
         budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
-        return build_session_context(self.store, budget)
+        return build_session_context(self.store, budget, warn=False)
 
     # -- index ----------------------------------------------------------------------
 

@@ -216,14 +216,15 @@ def _cut_all(files: list[tuple[str, str]], avail: int) -> tuple[list[str], list[
     return sections, shown
 
 
-def build_session_context(store: DocumentStore, max_tokens: int,
-                          today: dt.date | None = None) -> SessionContext:
+def build_session_context(store: DocumentStore, max_tokens: int, today: dt.date | None = None, *,
+                          warn: bool = True) -> SessionContext:
     """MEMORY.md, today's and yesterday's logs as ``## <file>`` sections within ``max_tokens``.
 
     Tokens are counted by :func:`text.estimate_tokens` (CJK-aware). Files that
     do not all fit are cut (see the module docstring), never left out, and the
     text ends with a note per cut file. Empty and missing files are skipped;
     the text is ``""`` only when no file has content or ``max_tokens <= 0``.
+    ``warn``: log the first cut of each file in the process (off for reports).
     """
     day = today or dt.date.today()
     names = dict.fromkeys([LONG_TERM_FILE, daily_file_name(day), daily_file_name(day - dt.timedelta(days=1))])
@@ -247,7 +248,8 @@ def build_session_context(store: DocumentStore, max_tokens: int,
             break
         avail -= over
     result = SessionContext(text, tuple(shown), max_tokens)
-    _warn_once(result)
+    if warn:
+        _warn_once(result)
     return result
 
 

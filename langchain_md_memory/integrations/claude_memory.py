@@ -228,7 +228,9 @@ class ClaudeMemoryCommands:
                 found = ", ".join(str(content.count("\n", 0, i) + 1) for i in at)
                 raise MemoryInputError(f"No replacement was performed. Multiple occurrences of old_str "
                                        f"`{old_str}` in lines: {found}. Please ensure it is unique")
-            self.mem.edit(old_str, new_str, file=rel)
+            if not self.mem.edit(old_str, new_str, file=rel):  # e.g. line endings the store normalises
+                raise MemoryInputError(f"No replacement was performed, old_str `{old_str}` did not appear "
+                                       f"verbatim in {path}.")
             lines = self.mem.get(rel).split("\n")
         changed = content.count("\n", 0, at[0])
         first = max(changed - 2, 0)

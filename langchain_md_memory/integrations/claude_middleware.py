@@ -65,7 +65,8 @@ class MarkdownClaudeMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any])
         root: the virtual folder Claude sees (``/memories``).
         folder: the memory folder ``root`` stands for (``""``: the memory's root,
             so Claude's files sit beside ``MEMORY.md``; e.g. ``"claude"`` to keep them apart).
-        search: register ``memory_search`` beside the memory tool.
+        search: register ``memory_search`` beside the memory tool (``False`` when
+            ``MarkdownMemoryMiddleware`` in the same agent registers it already).
         system_prompt: added to the system message (``{root}`` is filled in); ``""`` adds nothing.
         session_context: also add ``load_session_context()`` to the system message.
         max_context_tokens: the session-context budget (default: the memory config).
