@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from .features.dream import DreamResult
     from .features.transcripts import create_session_log_node, write_session_log
     from .integrations.basestore import MarkdownBaseStore
+    from .integrations.claude_middleware import (
+        MarkdownClaudeMemoryMiddleware as MarkdownClaudeMemoryMiddleware,
+    )
     from .integrations.middleware import MarkdownMemoryMiddleware as MarkdownMemoryMiddleware
     from .integrations.nodes import (
         MemoryState,
@@ -108,6 +111,8 @@ _LAZY = {
     "MemoryState": ".integrations.nodes",
     # Not in __all__: it needs the `agents` extra (langchain), and `import *` must work without it.
     "MarkdownMemoryMiddleware": ".integrations.middleware",
+    # Not in __all__ either: it needs the `anthropic` extra (langchain).
+    "MarkdownClaudeMemoryMiddleware": ".integrations.claude_middleware",
     "create_session_log_node": ".features.transcripts",
     "write_session_log": ".features.transcripts",
     "DreamResult": ".features.dream",

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from .config import MemoryConfig
 from .documents import DocumentMethods, Remembered
+from .files.session_context import SessionContext
 from .search.pipeline import RankedResults
 from .sync.indexer import SyncStats
 from .sync.verify import VerifyReport
@@ -55,6 +56,7 @@ class AsyncMemoryMethods(DocumentMethods):
         def search_detailed(self, query: str, *, max_results: int | None = None,
                             config: MemoryConfig | None = None) -> RankedResults: ...
         def load_session_context(self, max_tokens: int | None = None) -> str: ...
+        def session_context_report(self, max_tokens: int | None = None) -> SessionContext: ...
         def sync(self, force: bool = False, progress: ProgressCallback | None = None) -> SyncStats: ...
         def rebuild(self, progress: ProgressCallback | None = None) -> SyncStats: ...
         def verify(self, repair: bool = True, progress: ProgressCallback | None = None) -> VerifyReport: ...
@@ -83,6 +85,10 @@ class AsyncMemoryMethods(DocumentMethods):
     async def aload_session_context(self, max_tokens: int | None = None) -> str:
         """Async twin of :meth:`load_session_context`."""
         return await asyncio.to_thread(self.load_session_context, max_tokens)
+
+    async def asession_context_report(self, max_tokens: int | None = None) -> SessionContext:
+        """Async twin of :meth:`session_context_report`."""
+        return await asyncio.to_thread(self.session_context_report, max_tokens)
 
     # -- the Markdown ------------------------------------------------------------------
 

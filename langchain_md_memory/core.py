@@ -35,7 +35,7 @@ from .errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryI
 from .facts import superseded_statements
 from .files.base import DocumentStore, StateStore
 from .files.paths import INDEX_FILE
-from .files.session_context import load_session_context
+from .files.session_context import SessionContext, build_session_context
 from .files.state import StateFile
 from .files.store import MarkdownStore
 from .index.base import Backend, IndexOwner, SearchIndex
@@ -283,9 +283,14 @@ class MemoryCore(AsyncMemoryMethods):
         self.indexer.mark_dirty()
 
     def load_session_context(self, max_tokens: int | None = None) -> str:
-        """MEMORY.md, then today's and yesterday's logs, within a token budget."""
+        """MEMORY.md, today's and yesterday's logs within a token budget; cut with a note, never dropped."""
         budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
-        return load_session_context(self.store, budget)
+        return build_session_context(self.store, budget).text
+
+    def session_context_report(self, max_tokens: int | None = None) -> SessionContext:
+        """The session context with how many lines of each file it shows (``md-memory status`` prints it)."""
+        budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
+        return build_session_context(self.store, budget, warn=False)
 
     # -- index ----------------------------------------------------------------------
 

@@ -276,23 +276,26 @@ def layered_context(layers: Sequence[tuple[str, Callable[[int], str]]], max_toke
     """Each layer's context under a ``# <title>`` heading, in order, all within one budget.
 
     ``layers`` pairs a title with a loader taking the tokens still free (e.g.
-    a store's ``load_session_context``); an earlier layer is served first and
-    a layer that cannot fit is left out. Returns ``""`` when nothing fits.
+    a store's ``load_session_context``); an earlier layer is served first. A
+    layer is never left out while it has content: with no room left it shows
+    what its loader gives for one token (its cut notes). ``max_tokens <= 0``
+    (the context turned off) or no content gives ``""``.
     """
+    if max_tokens <= 0:
+        return ""
     parts: list[str] = []
     for title, load in layers:
         heading = f"# {title}"
-        free = max_tokens - estimate_tokens("\n\n".join([*parts, heading, ""]))
+        free = max(max_tokens - estimate_tokens("\n\n".join([*parts, heading, ""])), 1)
+        text = ""
         for _ in range(3):  # token estimates of joined text are not exactly additive
-            if free <= 0:
-                break
             text = load(free)
             if not text:
                 break
-            candidate = "\n\n".join([*parts, f"{heading}\n\n{text}"])
-            over = estimate_tokens(candidate) - max_tokens
-            if over <= 0:
-                parts.append(f"{heading}\n\n{text}")
+            over = estimate_tokens("\n\n".join([*parts, f"{heading}\n\n{text}"])) - max_tokens
+            if over <= 0 or free == 1:
                 break
-            free -= over
+            free = max(free - over, 1)
+        if text:
+            parts.append(f"{heading}\n\n{text}")
     return "\n\n".join(parts)

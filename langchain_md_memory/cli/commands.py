@@ -20,6 +20,8 @@ from typing import Any, TextIO
 
 from ..core import MemoryCore
 from ..errors import MemoryInputError
+from ..files.paths import LONG_TERM_FILE
+from ..files.session_context import SessionContext
 from ..search.relevance import NO_STRONG_MATCH
 from ..sync.indexer import SyncStats
 from ..types import MemorySearchResult, ProgressCallback
@@ -141,14 +143,32 @@ def _status(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO)
     mem.sync()
     info = mem.status()
     info["last_sync"] = iso(info["last_sync"])
+    context = mem.session_context_report()
+    info["session_context"] = {f.name: f"{f.shown_lines} of {f.total_lines} lines ({f.tokens} tokens)"
+                               for f in context.files}
+    advice = _consolidation_advice(context)
     if args.json:
-        _dump(info, out)
+        _dump({**info, "session_context_tokens": context.max_tokens, "advice": advice}, out)
         return 0
+    info["session_context"] = info["session_context"] or {"-": "no MEMORY.md or recent logs"}
     for key, value in info.items():
         if isinstance(value, dict):
             value = "; ".join(f"{k}: {v}" for k, v in value.items()) or None
         print(f"{key:<22} {'-' if value is None else value}", file=out)
+    if advice:
+        print(advice, file=out)
     return 0
+
+
+def _consolidation_advice(context: SessionContext) -> str | None:
+    """What to do when MEMORY.md does not fit the session context, or ``None`` when it does."""
+    memory = next((f for f in context.files if f.name == LONG_TERM_FILE and f.cut), None)
+    if memory is None:
+        return None
+    return (f"MEMORY.md is over the {context.max_tokens}-token session-context budget: the agent starts with "
+            f"{memory.shown_lines} of its {memory.total_lines} lines and finds the rest only by searching. "
+            "Consolidate it with `md-memory dream --model ... --force` (or the dream node), or raise "
+            "max_session_context_tokens.")
 
 
 def _verify(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -215,13 +215,24 @@ def recall_text(mem: MemoryCore, query: str, *, already_seen: Iterable[str], max
     except (MemoryStoreError, OSError) as exc:
         logger.warning("first-turn recall skipped: memory unavailable: %s", exc)
         return ""
-    budget = max_tokens - estimate_tokens(header)
+    seen = list(already_seen)
+    haystack = _haystack(seen)
     candidates = ([hit for hit in ranked.hits if hit.confident] if mem.config.recall_confident_only
                   else ranked.hits)
-    hits = select_hits(candidates, already_seen, budget)
-    if not hits:
+    new = [h for h in candidates if not _already_seen(h.text, haystack)]
+    budget = max_tokens - estimate_tokens(header) - estimate_tokens(_left_out_note(len(new))) - 1
+    if not new or budget < 0:  # no room even for the header and the note: recall is off
         return ""
-    return f"{header}\n\n{format_hits(hits)}"
+    hits = select_hits(new, seen, budget)
+    # As in the session context, hits that do not fit are named, never dropped silently.
+    note = _left_out_note(len(new) - len(hits))
+    return "\n\n".join(part for part in (header, format_hits(hits), note) if part)
+
+
+def _left_out_note(count: int) -> str:
+    if count <= 0:
+        return ""
+    return f"{count} more memory hit{'s' if count > 1 else ''} did not fit here; find them with memory_search"
 
 
 def session_context_text(mem: MemoryCore, *, max_tokens: int | None = None,

@@ -99,6 +99,25 @@ def test_index_and_status_report_counts(example_dir):
     assert info["files"] == 4 and info["chunks"] > 4 and info["provider"] is None
 
 
+def test_status_shows_how_much_of_each_file_fits_and_suggests_dream_when_memory_md_is_over(tmp_path):
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_text("".join(f"- Rule {i}: in case {i} always do the thing agreed for {i}\n"
+                                              for i in range(1, 401)), encoding="utf-8")
+    code, out, _ = run("--dir", str(folder), "--embeddings", "none", "status")
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("session_context"))
+    assert " of 400 lines (" in line and "MEMORY.md: " in line
+    assert "over the 2000-token session-context budget" in out and "md-memory dream" in out
+    code, out, _ = run("--dir", str(folder), "--embeddings", "none", "status", "--json")
+    info = json.loads(out)
+    assert info["session_context_tokens"] == 2000 and "md-memory dream" in info["advice"]
+    (folder / "MEMORY.md").write_text("- one rule\n", encoding="utf-8")
+    code, out, _ = run("--dir", str(folder), "--embeddings", "none", "status", "--json")
+    info = json.loads(out)
+    assert info["session_context"] == {"MEMORY.md": "1 of 1 lines (7 tokens)"} and info["advice"] is None
+
+
 @pytest.mark.parametrize(
     "argv",
     [

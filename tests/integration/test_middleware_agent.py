@@ -215,3 +215,17 @@ def test_importing_the_package_and_nodes_does_not_import_langchain():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                             check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_a_memory_md_over_the_budget_reaches_the_system_message_cut_with_its_note(kw_memory):
+    kw_memory.write("MEMORY.md", "".join(f"- Rule {i}: when the user asks about topic {i}, answer in the "
+                                         f"style agreed for topic {i}\n" for i in range(1, 151)))
+    kw_memory.append("- today: the user moved to Berlin", file="daily")
+    model = ScriptedChatModel(messages=iter([AIMessage("ok")]))
+    agent = create_agent(model, middleware=[MarkdownMemoryMiddleware(kw_memory, recall_first_turn=False)])
+    agent.invoke({"messages": [HumanMessage("hi")]})
+    text = model.prompts[0][0].content
+    assert "- Rule 1: when the user" in text and "- Rule 150: " not in text
+    assert "the user moved to Berlin" in text
+    shown = kw_memory.session_context_report().files[0].shown_lines
+    assert f"MEMORY.md: {shown} of 150 lines shown; search the rest with memory_search" in text

@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from langchain_md_memory import create_memory_flush_node, create_session_context_node
+from langchain_md_memory import DEFAULT_PROMPTS, create_memory_flush_node, create_session_context_node
 from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.features.flush import FLUSH_HEADING
 from langchain_md_memory.files.paths import daily_file_name
@@ -22,6 +22,7 @@ from langchain_md_memory.integrations.nodes import (
     create_recall_node,
 )
 from langchain_md_memory.integrations.prompt_context import RECALL_ID, SESSION_CONTEXT_ID
+from langchain_md_memory.text import estimate_tokens
 
 MEMORY = """# Long-term memory
 
@@ -109,9 +110,17 @@ def test_session_context_goes_first_even_after_an_existing_system_prompt(mem):
     assert out["messages"][0].id == SESSION_CONTEXT_ID
 
 
-def test_session_context_respects_its_token_budget(mem):
+def test_a_budget_too_small_for_memory_md_still_says_it_exists(mem):
     node = create_session_context_node(mem, max_tokens=5)
-    assert node({"messages": [HumanMessage("hi")]}) is None
+    update = node({"messages": [HumanMessage("hi")]})
+    assert update is not None
+    content = update["messages"][1].content
+    assert content.endswith("MEMORY.md: 0 of 4 lines shown; search it with memory_search")
+    assert "Position limit" not in content
+
+
+def test_session_context_turned_off_by_a_zero_budget(mem):
+    assert create_session_context_node(mem, max_tokens=0)({"messages": [HumanMessage("hi")]}) is None
 
 
 def test_empty_memory_removes_a_previous_session_context(mem):
@@ -159,6 +168,11 @@ def test_recall_is_capped_by_its_token_budget(mem):
     narrow_hits = narrow["messages"][1].content.count("(score ")
     assert wide_hits >= 2
     assert 1 <= narrow_hits < wide_hits
+    # What did not fit is named, not dropped silently.
+    left = wide_hits - narrow_hits
+    assert narrow["messages"][1].content.endswith(
+        f"{left} more memory hit{'s' if left > 1 else ''} did not fit here; find them with memory_search")
+    assert "did not fit" not in wide["messages"][1].content
     assert create_recall_node(mem, max_tokens=10)({"messages": question}) is None
 
 
@@ -279,3 +293,35 @@ def test_recall_on_a_failing_memory_injects_nothing_and_the_graph_goes_on(mem, m
     app = compile_graph(("recall", create_recall_node(mem)), ("agent", echo))
     out = app.invoke({"messages": [HumanMessage("When can I retire?")]}, thread())
     assert [type(m).__name__ for m in out["messages"]] == ["HumanMessage", "AIMessage"]
+
+
+# -- a MEMORY.md larger than the budget ------------------------------------------------------
+
+
+def test_a_memory_md_over_the_default_budget_reaches_the_graph_cut_with_its_note(kw_memory):
+    kw_memory.write("MEMORY.md", "".join(f"- Rule {i}: when the user asks about topic {i}, answer in the "
+                                         f"style agreed for topic {i}\n" for i in range(1, 151)))
+    kw_memory.append("- today: the user moved to Berlin", file="daily")
+    app = compile_graph(("memory", create_session_context_node(kw_memory)), ("agent", echo))
+    out = app.invoke({"messages": [HumanMessage("hi")]}, thread())
+    context = out["messages"][0].content
+    assert out["messages"][0].id == SESSION_CONTEXT_ID
+    assert "- Rule 1: when the user" in context and "- Rule 150: " not in context
+    assert "the user moved to Berlin" in context
+    last = context.splitlines()[-1]
+    assert last.startswith("MEMORY.md: ")
+    assert last.endswith(" of 150 lines shown; search the rest with memory_search")
+
+
+def test_post_compaction_reinjects_a_cut_memory_md_bounded_with_its_note_and_no_repeats(kw_memory):
+    kw_memory.write("MEMORY.md", "".join(f"- Rule {i}: when the user asks about topic {i}, answer in the "
+                                         f"style agreed for topic {i}\n" for i in range(1, 151)))
+    summary = HumanMessage("Here is a summary of the conversation to date:\n\n- Rule 1: when the user asks "
+                           "about topic 1, answer in the style agreed for topic 1")
+    update = create_post_compaction_node(kw_memory, max_tokens=500)({"messages": [summary]})
+    assert update is not None
+    context = update["messages"][1].content
+    header = DEFAULT_PROMPTS.session_context_header
+    assert context.startswith(header) and estimate_tokens(context[len(header):]) <= 500
+    assert "- Rule 1: " not in context and "- Rule 2: " in context  # rule 1 is in the summary already
+    assert context.splitlines()[-1].endswith(" of 150 lines shown; search the rest with memory_search")
