@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,8 @@ from langgraph.store.base import Item, SearchItem
 from ...errors import MemoryInputError
 from .sections import ParsedFile, StoredItem, parse_sections
 
-__all__ = ["check_page", "indexed_items", "only_preamble", "redacted_value", "to_item", "to_search_item"]
+__all__ = ["check_page", "indexed_items", "only_preamble", "redacted_value", "to_item", "to_search_item",
+           "value_size_text"]
 
 
 def only_preamble(text: str | None, preamble: str) -> bool:
@@ -65,11 +67,21 @@ def to_search_item(item: Item, score: float | None) -> SearchItem:
 
 
 def redacted_value(value: Any, redact: Callable[[str], str]) -> Any:
-    """``value`` with ``redact`` applied to every string in it, as every other write of the memory is."""
+    """``value`` with ``redact`` applied to every string in it, field names included.
+
+    As every other write of the memory is: a field named after a secret (``{"ghp_...": true}``)
+    is written into the Markdown as much as a value is.
+    """
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {key: redacted_value(item, redact) for key, item in value.items()}
+        return {redact(key) if isinstance(key, str) else key: redacted_value(item, redact)
+                for key, item in value.items()}
     if isinstance(value, list):
         return [redacted_value(item, redact) for item in value]
     return value
+
+
+def value_size_text(value: Any) -> str:
+    """``value`` as the JSON its section holds, for the write cap (``str`` of what JSON cannot hold)."""
+    return json.dumps(value, ensure_ascii=False, default=str)
