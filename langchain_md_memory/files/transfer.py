@@ -201,6 +201,8 @@ def pull(store: DocumentStore, folder: str | os.PathLike[str], *, origin: str = 
     """
     root = Path(folder)
     manifest = _read_manifest(root) if root.exists() else None
+    contents = _contents(store)
+    _check_tree(contents, "pull")  # first: a tenant written before it refused such paths may hold them
     local = MarkdownStore(root)
     if manifest is None:
         if local.scan(include_unindexed=True):
@@ -214,8 +216,6 @@ def pull(store: DocumentStore, folder: str | os.PathLike[str], *, origin: str = 
                 f"{str(root)!r} has {len(pending)} unpushed change(s) ({', '.join(list(pending)[:5])}); "
                 "push them first, or pull into a fresh folder"
             )
-    contents = _contents(store)
-    _check_tree(contents, "pull")  # a tenant written before it refused such paths may hold them
     for path, data in contents.items():
         local.write_bytes(path, data)
     for path in sorted(set(local.scan(include_unindexed=True)) - set(contents)):
