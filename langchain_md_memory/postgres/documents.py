@@ -26,8 +26,8 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from typing import Any
 from pathlib import PurePosixPath
+from typing import Any
 
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from ..files.edits import (

@@ -62,7 +62,8 @@ def test_remember_redacts_its_source_and_heading(kw_memory: MarkdownMemory, memo
     assert_nowhere(memory_dir, TOKEN)
 
 
-def test_a_store_field_name_shaped_like_a_secret_is_redacted(kw_memory: MarkdownMemory, memory_dir: Path) -> None:
+def test_a_store_field_name_shaped_like_a_secret_is_redacted(kw_memory: MarkdownMemory,
+                                                              memory_dir: Path) -> None:
     store = kw_memory.as_store()
     store.put(("users", "alice"), "tokens", {"content": "gitlab access", TOKEN: True, "note": f"key {TOKEN}"})
     item = store.get(("users", "alice"), "tokens")

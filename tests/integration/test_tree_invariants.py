@@ -51,7 +51,7 @@ def test_push_with_one_bad_file_writes_nothing_and_succeeds_after_the_fix(tree_m
     (copy / "MEMORY.md").write_text(before + "- Walks to work\n", encoding="utf-8")
     (copy / "a.md").write_text("- valid new file\n", encoding="utf-8")
     (copy / "z.md").write_bytes("- caf\u00e9 in Latin-1\n".encode("latin-1"))
-    with pytest.raises(TransferError, match="'z.md'.*not valid UTF-8"):
+    with pytest.raises(TransferError, match=r"'z.md'.*not valid UTF-8"):
         push(copy, tree_memory.store, origin="t")
     assert tree_memory.list_files() == ["MEMORY.md"]
     assert tree_memory.get("MEMORY.md") == before

@@ -53,6 +53,6 @@ def test_pull_refuses_a_legacy_tenant_no_folder_can_hold_and_writes_nothing(pg_m
         "INSERT INTO md_memory_documents(tenant, path, content, revision) VALUES (%s, %s, %s, 1)",
         (store.tenant, "a.md/b.md", "- nested\n"),  # type: ignore[attr-defined]
     )
-    with pytest.raises(TransferError, match="nothing was written.*'a.md' is not a plain folder"):
+    with pytest.raises(TransferError, match=r"nothing was written.*'a.md' is not a plain folder"):
         pull(store, tmp_path / "copy", origin="t")
     assert not (tmp_path / "copy").exists()
