@@ -48,7 +48,8 @@ LABELLED_SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     # The shapes gitleaks' default rules and detect-secrets' plugins look for, most specific first.
     # A block whose END line was cut off ends with its last base64 (or PEM header) line.
     ("private key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-                    r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n(?:[A-Za-z0-9+/=]{4,}|[A-Za-z-]+: [^\n]*"
+                    r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+                    r"|(?:\r?\n(?:[A-Za-z0-9+/=]{4,}|[A-Za-z-]+: [^\n]*"
                     r"(?:\r?\n(?=\r?\n[A-Za-z0-9+/=]{4,}))?))*)"),
     ("token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # a JWT
     ("slack webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{16,}"),
