@@ -58,7 +58,7 @@ import asyncio
 import concurrent.futures
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -259,7 +259,7 @@ class MarkdownBaseStore(BaseStore):
         for namespace, changes in by_namespace.items():
             self._write(namespace, changes)
 
-    def _check_written(self, key: str, value: dict[str, Any]) -> None:
+    def _check_written(self, key: str, value: Mapping[str, Any]) -> None:
         """The memory's write cap and redaction rules, which every other write path keeps too.
 
         A key is how the caller finds the item again, so a secret-shaped key is refused, not
