@@ -27,8 +27,8 @@ from langchain_md_memory import MarkdownMemory, create_memory_tools
 QUERY_SIZES = (2_000, 20_000, 400_000)
 _WORDS = ["portfolio", "rebalancing", "bond", "ladder", "retirement", "account", "dividend", "harvest",
           "index", "fund", "allocation", "equity", "tolerance", "mortgage", "budget", "savings", "goal",
-          "quarterly", "review", "meeting", "agenda", "minutes", "plan", "travel", "itinerary", "Kyoto", "hotel", "dinner",
-          "reservation", "sourdough", "garden", "project", "deadline"]
+          "quarterly", "review", "meeting", "agenda", "minutes", "plan", "travel", "itinerary", "Kyoto",
+          "hotel", "dinner", "reservation", "sourdough", "garden", "project", "deadline"]
 
 
 def _timed(fn: object) -> float:
