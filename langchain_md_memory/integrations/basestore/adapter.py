@@ -58,9 +58,9 @@ import asyncio
 import concurrent.futures
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langgraph.store.base import (
     BaseStore,
@@ -90,12 +90,12 @@ from .filters import namespace_matches, value_matches
 from .folders import NamespaceFiles
 from .items import (
     check_page,
+    check_put,
     indexed_items,
     only_preamble,
     redacted_value,
     to_item,
     to_search_item,
-    value_size_text,
 )
 from .namespaces import validate_op
 from .query import Ident, query_scores
@@ -252,25 +252,13 @@ class MarkdownBaseStore(BaseStore):
                 change = Change(op.key, None)
             else:
                 check_key(op.key)
-                self._check_written(op.key, op.value)
+                check_put(op.key, op.value, redact=self._memory.redact,
+                          check_size=self._memory.check_write_size)
                 change = Change(op.key, redacted_value(op.value, self._memory.redact), op.index is not False,
                                 ttl=None if op.ttl is None else check_ttl(op.ttl))
             by_namespace.setdefault(tuple(op.namespace), []).append(change)
         for namespace, changes in by_namespace.items():
             self._write(namespace, changes)
-
-    def _check_written(self, key: str, value: Mapping[str, Any]) -> None:
-        """The memory's write cap and redaction rules, which every other write path keeps too.
-
-        A key is how the caller finds the item again, so a secret-shaped key is refused, not
-        rewritten (the message shows it redacted).
-        """
-        self._memory.check_write_size(value_size_text(value))
-        if (shown := self._memory.redact(key)) != key:
-            raise MemoryInputError(
-                f"Store key {shown!r} holds a secret; keys are written into the Markdown as headings: "
-                "name the item (e.g. 'github-token') and keep the secret out of the memory"
-            )
 
     def _write(self, namespace: tuple[str, ...], changes: list[Change]) -> None:
         now = self._clock()

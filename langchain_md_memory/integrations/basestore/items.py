@@ -20,8 +20,15 @@ from langgraph.store.base import Item, SearchItem
 from ...errors import MemoryInputError
 from .sections import ParsedFile, StoredItem, parse_sections
 
-__all__ = ["check_page", "indexed_items", "only_preamble", "redacted_value", "to_item", "to_search_item",
-           "value_size_text"]
+__all__ = [
+    "check_page",
+    "check_put",
+    "indexed_items",
+    "only_preamble",
+    "redacted_value",
+    "to_item",
+    "to_search_item",
+]
 
 
 def only_preamble(text: str | None, preamble: str) -> bool:
@@ -82,6 +89,16 @@ def redacted_value(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def value_size_text(value: Any) -> str:
-    """``value`` as the JSON its section holds, for the write cap (``str`` of what JSON cannot hold)."""
-    return json.dumps(value, ensure_ascii=False, default=str)
+def check_put(key: str, value: Any, *, redact: Callable[[str], str],
+              check_size: Callable[[str], None]) -> None:
+    """The memory's write cap and redaction rules for one put, which every other write path keeps too.
+
+    A key is how the caller finds the item again, so a secret-shaped key is refused, not rewritten
+    (the message shows it redacted). ``check_size`` raises the cap's error for the value's JSON.
+    """
+    check_size(json.dumps(value, ensure_ascii=False, default=str))
+    if (shown := redact(key)) != key:
+        raise MemoryInputError(
+            f"Store key {shown!r} holds a secret; keys are written into the Markdown as headings: "
+            "name the item (e.g. 'github-token') and keep the secret out of the memory"
+        )
