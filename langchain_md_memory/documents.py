@@ -337,14 +337,6 @@ class DocumentMethods:
         else:
             self.store.write(path, placed)
 
-    def check_write_size(self, text: str | bytes) -> None:
-        """Refuse a write of ``text`` over ``max_write_bytes``, with the message every write path gives.
-
-        Raises:
-            MemoryInputError: ``text`` (UTF-8) is over the cap.
-        """
-        self._check_size(text)
-
     def _check_size(self, text: str | bytes) -> None:
         size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
         check_write_size(size, self.config.max_write_bytes)

@@ -253,7 +253,7 @@ class MarkdownBaseStore(BaseStore):
             else:
                 check_key(op.key)
                 check_put(op.key, op.value, redact=self._memory.redact,
-                          check_size=self._memory.check_write_size)
+                          max_write_bytes=self._memory.config.max_write_bytes)
                 change = Change(op.key, redacted_value(op.value, self._memory.redact), op.index is not False,
                                 ttl=None if op.ttl is None else check_ttl(op.ttl))
             by_namespace.setdefault(tuple(op.namespace), []).append(change)

@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.store.base import Item, SearchItem
 
-from ...errors import MemoryInputError
+from ...errors import MemoryInputError, check_write_size
 from .sections import ParsedFile, StoredItem, parse_sections
 
 __all__ = [
@@ -89,14 +89,14 @@ def redacted_value(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def check_put(key: str, value: Any, *, redact: Callable[[str], str],
-              check_size: Callable[[str], None]) -> None:
+def check_put(key: str, value: Any, *, redact: Callable[[str], str], max_write_bytes: int) -> None:
     """The memory's write cap and redaction rules for one put, which every other write path keeps too.
 
     A key is how the caller finds the item again, so a secret-shaped key is refused, not rewritten
-    (the message shows it redacted). ``check_size`` raises the cap's error for the value's JSON.
+    (the message shows it redacted). The cap applies to the value's JSON, with the same message.
     """
-    check_size(json.dumps(value, ensure_ascii=False, default=str))
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    check_write_size(len(text.encode("utf-8", "surrogatepass")), max_write_bytes)
     if (shown := redact(key)) != key:
         raise MemoryInputError(
             f"Store key {shown!r} holds a secret; keys are written into the Markdown as headings: "
