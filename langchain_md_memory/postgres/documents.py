@@ -44,7 +44,7 @@ from ..files.edits import (
 from ..files.history import version_name
 from ..files.paths import HISTORY_DIR, check_relpath, is_managed_file, is_memory_file
 from ..files.tree import ancestors, is_a_folder, not_a_folder
-from .connection import LOCK_DOCUMENTS, PostgresDatabase
+from .connection import LOCK_DOCUMENTS, LOCK_TREE, PostgresDatabase
 from .handle import PostgresJobLock
 
 __all__ = ["PostgresDocumentStore", "check_tenant"]
@@ -277,6 +277,9 @@ class PostgresDocumentStore:
         The same errors as a folder memory's, so a tenant always pulls, exports and migrates into one.
         """
         folders = ancestors(rel)
+        # Two hosts creating a.md and a.md/b.md at once would each miss the other's uncommitted row:
+        # creations of a tenant's documents take turns (until commit); rewrites of existing ones don't.
+        self.db.rows(conn, "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_TREE, self.tenant))
         rows = self.db.rows(
             conn, "SELECT path FROM md_memory_documents WHERE tenant = %s "
             "AND (path = ANY(%s) OR starts_with(path, %s)) ORDER BY length(path) LIMIT 1",

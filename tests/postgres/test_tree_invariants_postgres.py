@@ -56,3 +56,32 @@ def test_pull_refuses_a_legacy_tenant_no_folder_can_hold_and_writes_nothing(pg_m
     with pytest.raises(TransferError, match=r"nothing was written.*'a.md' is not a plain folder"):
         pull(store, tmp_path / "copy", origin="t")
     assert not (tmp_path / "copy").exists()
+
+
+def test_two_hosts_creating_a_file_and_a_file_under_it_at_once_leave_one(pg_memory_factory) -> None:
+    import threading
+
+    from langchain_md_memory import MemoryPathError
+
+    first, second = pg_memory_factory(), pg_memory_factory()
+    for round_ in range(8):
+        name = f"r{round_}.md"
+        barrier = threading.Barrier(2)
+        refused: list[str] = []
+
+        def create(mem: MarkdownMemory, path: str, barrier: threading.Barrier = barrier,
+                   refused: list[str] = refused) -> None:
+            barrier.wait()
+            try:
+                mem.write(path, "- x\n")
+            except MemoryPathError as exc:
+                refused.append(str(exc))
+
+        threads = [threading.Thread(target=create, args=(first, name)),
+                   threading.Thread(target=create, args=(second, f"{name}/b.md"))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        held = [p for p in first.list_files() if p.startswith(f"r{round_}.md")]
+        assert len(held) == 1 and len(refused) == 1
