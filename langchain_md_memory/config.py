@@ -174,6 +174,10 @@ class MemoryConfig(_Frozen):
     # huge file): each error names the limit it hit.
     max_write_bytes: int = Field(1_000_000, ge=1)
     """Most UTF-8 bytes one append, edit or write may add."""
+    max_query_chars: int = Field(1_000_000, ge=1)
+    """Longer queries are refused. Shorter ones cost at most the embedder's input window (the head
+    of the query) and ``MAX_QUERY_TERMS`` keyword terms (its most informative): a pasted document is
+    answered from that bounded form, and the search's note says so."""
     max_file_bytes: int = Field(10_000_000, ge=1)
     """Larger Markdown files are not indexed (``status()["skipped_files"]`` says which and why)."""
     max_path_depth: int = Field(16, ge=1, le=64)

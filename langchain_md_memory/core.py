@@ -209,6 +209,11 @@ class MemoryCore(AsyncMemoryMethods):
         k = max_results if max_results is not None else cfg.max_results
         if k < 1:
             raise MemoryInputError(f"max_results must be at least 1, got {k}")
+        if len(query) > cfg.max_query_chars:
+            raise MemoryInputError(
+                f"query is {len(query)} characters, over max_query_chars={cfg.max_query_chars}: "
+                "search with the question or the few sentences that matter, not a whole document"
+            )
         self._check_open()
         self._ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
         vector, degraded = self._query_vector(query)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import PurePath, PurePosixPath
 
 from .config import MemoryConfig
-from .errors import MemoryInputError, MemoryPathError
+from .errors import MemoryInputError, MemoryPathError, check_write_size
 from .facts import (
     FactLine,
     before_history,
@@ -134,7 +134,10 @@ class DocumentMethods:
         self._check_size(content)
         text, redacted = self._redact_counted(content)
         self._check_size(text)
-        source = source if self.config.provenance else None
+        # The provenance, heading and section are written into the file too: the same redaction.
+        source = self.redact(source) if source and self.config.provenance else None
+        heading = self.redact(heading) if heading else heading
+        section = self.redact(section) if section else section
         with self.locked():
             known = self._known_facts(path) if self.config.dedup != "off" else []
             kept: list[str] = []
@@ -191,7 +194,8 @@ class DocumentMethods:
         self._check_size(new_text)
         new_text = self.redact(new_text)
         self._check_size(new_text)
-        source = (source or provenance_label(via="supersede", when=day)) if self.config.provenance else None
+        source = (self.redact(source) if source else provenance_label(via="supersede", when=day)) \
+            if self.config.provenance else None
 
         def change(current: str | None) -> str | None:
             return None if current is None else supersede_in(current, old_text, new_text, day, source, until)
@@ -333,13 +337,9 @@ class DocumentMethods:
         else:
             self.store.write(path, placed)
 
-    def _check_size(self, text: str) -> None:
-        size = len(text.encode("utf-8", "surrogatepass"))
-        if size > self.config.max_write_bytes:
-            raise MemoryInputError(
-                f"content is {size} bytes, over max_write_bytes={self.config.max_write_bytes}: "
-                "write a shorter summary of what to remember"
-            )
+    def _check_size(self, text: str | bytes) -> None:
+        size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+        check_write_size(size, self.config.max_write_bytes)
 
     def _changed(self, changed: bool) -> bool:
         if changed:

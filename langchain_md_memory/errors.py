@@ -29,6 +29,7 @@ __all__ = [
     "MemoryInputError",
     "MemoryPathError",
     "MemoryStoreError",
+    "check_write_size",
 ]
 
 
@@ -75,3 +76,16 @@ class BackendSchemaError(MemoryIndexError):
 
 class EmbeddingError(MemoryStoreError):
     """The embedding provider failed, timed out or returned unusable vectors."""
+
+
+def check_write_size(size: int, max_write_bytes: int) -> None:
+    """Refuse a write of ``size`` bytes over ``max_write_bytes``: one message on every write path.
+
+    Raises:
+        MemoryInputError: ``size`` is over the cap.
+    """
+    if size > max_write_bytes:
+        raise MemoryInputError(
+            f"content is {size} bytes, over max_write_bytes={max_write_bytes}: "
+            "write a shorter summary of what to remember"
+        )

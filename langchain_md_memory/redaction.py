@@ -42,8 +42,6 @@ OPTIONAL_PATTERNS: dict[str, tuple[str, str]] = {
 }
 """Built-in personal data by kind: ``email``, ``card`` (Luhn-checked), ``phone``; each ``(label, regex)``."""
 
-_MARK_RE = re.compile(r"\[redacted: [^\]\n]{1,40}\]")
-
 
 def redaction_mark(label: str) -> str:
     """The text a redacted span becomes: ``[redacted: <label>]``."""
@@ -125,6 +123,10 @@ class WriteRedactor:
         for label, regex in (patterns or {}).items():
             rules.append(_Rule(label, re.compile(regex)))
         self._rules = tuple(rules)
+        # Only a mark this redactor writes is left alone: a key pasted inside a hand-written
+        # ``[redacted: sk-...]`` is still a key.
+        labels = "|".join(sorted({re.escape(rule.label) for rule in rules}, key=len, reverse=True))
+        self._mark_re = re.compile(rf"\[redacted: (?:{labels}|secret)\]")
 
     def redact(self, text: str) -> str:
         """``text`` with every secret replaced by its mark."""
@@ -138,7 +140,7 @@ class WriteRedactor:
                 nonlocal count
                 if rule.check is not None and not rule.check(match[0]):
                     return match[0]
-                if _inside_mark(match):
+                if _inside_mark(match, self._mark_re):
                     return match[0]
                 count += 1
                 mark = redaction_mark(rule.label)
@@ -151,10 +153,10 @@ class WriteRedactor:
         return text, count
 
 
-def _inside_mark(match: re.Match[str]) -> bool:
+def _inside_mark(match: re.Match[str], marks: re.Pattern[str]) -> bool:
     """True when the match lies within an existing ``[redacted: ...]`` mark."""
     line_start = match.string.rfind("\n", 0, match.start()) + 1
     line_end = match.string.find("\n", match.end())
     line = match.string[line_start : None if line_end < 0 else line_end]
     offset = match.start() - line_start
-    return any(m.start() <= offset < m.end() for m in _MARK_RE.finditer(line))
+    return any(m.start() <= offset < m.end() for m in marks.finditer(line))

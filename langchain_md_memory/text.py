@@ -44,6 +44,7 @@ __all__ = [
     "index_terms",
     "match_expression",
     "normalize_text",
+    "query_term_forms",
     "query_terms",
     "script_group",
     "token_set",
@@ -173,6 +174,19 @@ def query_terms(query: str) -> list[str]:
     (``does`` is a stop word, its stem ``doe`` would not be).
     """
     return list(dict.fromkeys(_stemmed(content_terms(_tokens(query, unigrams=False)))))
+
+
+def query_term_forms(query: str) -> dict[str, str]:
+    """Each of :func:`query_terms` with the word of ``query`` it came from (the first, before stemming).
+
+    ``query_terms(form)`` gives the term back, so a few chosen forms joined by spaces are a query
+    of those terms alone (a stem stemmed again could change).
+    """
+    forms: dict[str, str] = {}
+    tokens = list(dict.fromkeys(content_terms(_tokens(query, unigrams=False))))
+    for term, token in zip(_stemmed(tokens), tokens, strict=True):
+        forms.setdefault(term, token)
+    return forms
 
 
 def match_expression(terms: Sequence[str]) -> str:

@@ -274,7 +274,7 @@ def _pull(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -
 def _push(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..files.transfer import push
 
-    report = push(args.folder, mem.store, origin=_origin(mem))
+    report = push(args.folder, mem.store, origin=_origin(mem), config=mem.config)
     if report.changed:
         mem.sync()
     if args.json:

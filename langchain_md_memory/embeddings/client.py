@@ -35,7 +35,7 @@ from ..errors import EmbeddingError, MemoryInputError
 if TYPE_CHECKING:  # any object with embed_documents / embed_query works; LangChain loads when a model does
     from langchain_core.embeddings import Embeddings
 
-__all__ = ["INDEX_TOKENIZER_VERSION", "EmbeddingClient", "EmbeddingIdentity"]
+__all__ = ["INDEX_TOKENIZER_VERSION", "REMOTE_QUERY_CHARS", "EmbeddingClient", "EmbeddingIdentity"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,10 @@ INDEX_TOKENIZER_VERSION = "1"
 # character, so 100k characters keeps a batch under the token limit for any language.
 _MAX_INPUTS = 2048
 _DEFAULT_MAX_BATCH_CHARS = 100_000
+#: The head of a query a remote model is sent when it names no window of its own. OpenAI's
+#: embedding models read 8,191 tokens; CJK text can cost ~2 tokens a character, so 4,000
+#: characters fit in any script, and no question needs more.
+REMOTE_QUERY_CHARS = 4_000
 # Headers that identify an OpenAI account; none of them goes to an untrusted host.
 
 # Provider calls run here so a hung call can be abandoned after timeout_s. Small on purpose:
@@ -131,6 +135,7 @@ class EmbeddingClient:
         max_batch_chars: int = _DEFAULT_MAX_BATCH_CHARS,
         retry_base_delay_s: float = 0.5,
         in_process: bool = False,
+        max_query_chars: int = REMOTE_QUERY_CHARS,
     ) -> None:
         """Wrap ``embeddings``; ``provider`` and ``model`` name the vector space in the index fingerprint."""
         if batch_size < 1 or timeout_s <= 0 or retries < 0 or max_batch_chars < 1 or retry_base_delay_s < 0:
@@ -148,6 +153,7 @@ class EmbeddingClient:
         self.max_batch_chars = max_batch_chars
         self.retry_base_delay_s = retry_base_delay_s
         self.in_process = in_process
+        self.max_query_chars = max_query_chars
         self._dim: int | None = None
         self._dim_lock = threading.Lock()
 
@@ -172,9 +178,20 @@ class EmbeddingClient:
         ]
         return np.vstack(parts)
 
+    def fit_query(self, text: str) -> str:
+        """The head of ``text`` the model reads: its own window when it knows it, else ``max_query_chars``.
+
+        A model that knows its token window (the bundled one) has a ``fit_query`` of its own.
+        """
+        fit = getattr(self.embeddings, "fit_query", None)
+        if callable(fit):
+            return str(fit(text))
+        return text[: self.max_query_chars]
+
     def embed_query(self, text: str) -> Vectors:
-        """Embed a search query: a ``(dim,)`` float32 unit vector."""
-        rows = self._call(lambda: [self.embeddings.embed_query(text)], 1, "embed_query")
+        """Embed a search query: a ``(dim,)`` float32 unit vector of its head (see :meth:`fit_query`)."""
+        fitted = self.fit_query(text)
+        rows = self._call(lambda: [self.embeddings.embed_query(fitted)], 1, "embed_query")
         return rows.reshape(-1)
 
     async def aembed_query(self, text: str) -> Vectors:

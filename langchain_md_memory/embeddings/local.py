@@ -42,6 +42,7 @@ from langchain_core.embeddings import Embeddings
 __all__ = [
     "BUNDLED_MODEL_PLATFORMS",
     "LOCAL_MODEL_NAME",
+    "WINDOW_TOKENS",
     "LocalEmbeddings",
     "local_embeddings_available",
     "local_model_has_build",
@@ -103,6 +104,12 @@ def local_model_unavailable() -> str:
         f"Linux x86_64/aarch64 and macOS arm64 only, so langchain-md-memory[local] installs without it "
         f"here{source}. Instead, {_ALTERNATIVES}"
     )
+
+#: Tokens the model reads at once, the ``"query: "`` prefix and the two special tokens included.
+WINDOW_TOKENS = 512
+# A window's head in characters: a token of this model is rarely longer than 8 characters, and
+# a head too short only means the window is not quite full.
+_CHARS_PER_TOKEN_BOUND = 8
 
 # One engine per process: the model is ~95 MB memory-mapped, and loading it twice buys nothing.
 _engine: Any = None
@@ -169,6 +176,24 @@ class LocalEmbeddings(Embeddings):
         with _call_lock:
             out = engine.passage([_clean(t) for t in texts])
         return [row.tolist() for row in out]
+
+    def fit_query(self, text: str) -> str:
+        """The head of ``text`` within the model's window (512 tokens with ``"query: "`` and specials).
+
+        The engine would read all of a long text in 512-token windows and average them: a pasted
+        document costs seconds a window. Counting tokens is cheap (C); it is done on a head a few
+        times the window's characters, cut in proportion until it fits.
+        """
+        if len(text) <= WINDOW_TOKENS:  # a token is at least one character
+            return text
+        engine = _get_engine()
+        head = text[: WINDOW_TOKENS * _CHARS_PER_TOKEN_BOUND]
+        with _call_lock:
+            count = engine.token_count(_clean(head), True)
+            while count > WINDOW_TOKENS and head:
+                head = head[: max(1, len(head) * (WINDOW_TOKENS - 8) // count)]
+                count = engine.token_count(_clean(head), True)
+        return head
 
     def embed_query(self, text: str) -> list[float]:
         """Embed a search query (the engine prefixes it with ``"query: "``)."""

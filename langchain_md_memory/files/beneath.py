@@ -27,6 +27,7 @@ from pathlib import Path
 from ..errors import MemoryPathError, MemoryStoreError
 from .atomic import atomic_output
 from .paths import normalize_relpath, resolve_memory_path
+from .tree import is_a_folder, not_a_folder
 
 __all__ = ["is_regular_beneath", "read_beneath", "read_stamped_beneath", "remove_beneath", "replace_beneath"]
 
@@ -60,9 +61,7 @@ def _folder(base: Path, folders: list[str], *, create: bool, rel: str) -> Iterat
                     os.mkdir(name, dir_fd=fd)
                 step = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
             except OSError as exc:
-                raise MemoryPathError(
-                    f"{rel!r} is not reachable inside the memory directory: {name!r} is not a plain folder"
-                ) from exc
+                raise not_a_folder(rel, name) from exc
             os.close(fd)
             fd = step
         yield fd
@@ -72,7 +71,7 @@ def _folder(base: Path, folders: list[str], *, create: bool, rel: str) -> Iterat
 
 def _refuse_special(mode: int, rel: str) -> None:
     if stat.S_ISDIR(mode):
-        raise MemoryPathError(f"{rel!r} is a directory, not a memory file")
+        raise is_a_folder(rel)
     if not stat.S_ISREG(mode):
         raise MemoryPathError(f"{rel!r} is not a regular file (a FIFO, socket or device): refused")
 
@@ -113,7 +112,7 @@ def _open_regular(root: Path, rel: str) -> tuple[int, os.stat_result]:
     except FileNotFoundError as exc:
         raise MemoryPathError(f"Memory file {rel!r} does not exist") from exc
     except IsADirectoryError as exc:
-        raise MemoryPathError(f"{rel!r} is a directory, not a memory file") from exc
+        raise is_a_folder(rel) from exc
     except MemoryPathError:
         raise
     except OSError as exc:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from ..errors import MemoryPathError, MemoryStoreError
+from ..errors import MemoryStoreError
 from .atomic import current_umask
 from .beneath import is_regular_beneath, read_beneath, read_stamped_beneath, remove_beneath, replace_beneath
 from .edits import (
@@ -52,6 +52,7 @@ from .paths import (
     resolve_memory_path,
 )
 from .scan import folder_stamps, scan_folder, sweep_temp_files
+from .tree import is_a_folder
 
 __all__ = ["LOCK_FILE", "MarkdownStore"]
 
@@ -361,7 +362,7 @@ class MarkdownStore:
         """The checked relative path of a file to write; a folder in its place is refused."""
         rel = self.relpath(path)
         if self.resolve(rel).is_dir():
-            raise MemoryPathError(f"{rel!r} is a directory, not a memory file")
+            raise is_a_folder(rel)
         return rel
 
     def _load(self, path: str, *, errors: str) -> tuple[str, bool]:

@@ -30,18 +30,22 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import MemoryStoreError
+from ..config import MemoryConfig
+from ..errors import MemoryStoreError, check_write_size
+from ..redaction import WriteRedactor
 from .atomic import atomic_output
 from .base import DocumentStore
 from .paths import STATE_DIR
 from .store import MarkdownStore
+from .tree import tree_clash
 
 __all__ = [
     "PULL_MANIFEST",
@@ -114,13 +118,43 @@ def migrate(source: DocumentStore, target: DocumentStore, *, overwrite: bool = F
                 "memory, or pass overwrite=True (--overwrite) to replace its documents"
             )
         paths = sorted(source.scan(include_unindexed=True))
-        for done, path in enumerate(paths, 1):
-            target.write_bytes(path, source.read_bytes(path))
-            if progress is not None:
-                progress(done, len(paths))
-        for path in sorted(existing - set(paths)):
-            target.remove(path)
+        _check_tree(paths, "migrate")
+        with _one_transaction(target):
+            for done, path in enumerate(paths, 1):
+                target.write_bytes(path, source.read_bytes(path))
+                if progress is not None:
+                    progress(done, len(paths))
+            for path in sorted(existing - set(paths)):
+                target.remove(path)
     return paths
+
+
+def _one_transaction(store: DocumentStore) -> contextlib.AbstractContextManager[object]:
+    """The store's transaction when it has one (PostgreSQL): a refused write undoes the others."""
+    begin = getattr(store, "transaction", None)
+    return begin() if callable(begin) else contextlib.nullcontext()
+
+
+def _check_tree(paths: Iterable[str], what: str) -> None:
+    """Refuse, before anything is written, documents no folder could hold together."""
+    clash = tree_clash(paths)
+    if clash is not None:
+        raise TransferError(f"{what.capitalize()} refused, nothing was written: {clash}")
+
+
+def _checked_text(path: str, data: bytes, max_write_bytes: int) -> str:
+    """A pushed document's text: UTF-8 without NUL, within the write cap; else a refusal naming it."""
+    try:
+        check_write_size(len(data), max_write_bytes)
+        text = data.decode("utf-8")
+    except (UnicodeDecodeError, MemoryStoreError) as exc:
+        reason = f"it is not valid UTF-8 ({exc.reason})" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        raise TransferError(f"Push refused, nothing was written: {path!r}: {reason}; "
+                            "fix the file and push again") from exc
+    if "\x00" in text:
+        raise TransferError(f"Push refused, nothing was written: {path!r} holds a NUL character; "
+                            "remove it and push again")
+    return text
 
 
 def _read_manifest(folder: Path) -> dict[str, object] | None:
@@ -167,6 +201,8 @@ def pull(store: DocumentStore, folder: str | os.PathLike[str], *, origin: str = 
     """
     root = Path(folder)
     manifest = _read_manifest(root) if root.exists() else None
+    contents = _contents(store)
+    _check_tree(contents, "pull")  # first: a tenant written before it refused such paths may hold them
     local = MarkdownStore(root)
     if manifest is None:
         if local.scan(include_unindexed=True):
@@ -180,7 +216,6 @@ def pull(store: DocumentStore, folder: str | os.PathLike[str], *, origin: str = 
                 f"{str(root)!r} has {len(pending)} unpushed change(s) ({', '.join(list(pending)[:5])}); "
                 "push them first, or pull into a fresh folder"
             )
-    contents = _contents(store)
     for path, data in contents.items():
         local.write_bytes(path, data)
     for path in sorted(set(local.scan(include_unindexed=True)) - set(contents)):
@@ -203,33 +238,50 @@ def _check_origin(manifest: Mapping[str, object], origin: str, root: Path) -> No
         )
 
 
-def push(folder: str | os.PathLike[str], store: DocumentStore, *, origin: str = "") -> PushReport:
+def push(folder: str | os.PathLike[str], store: DocumentStore, *, origin: str = "",
+         config: MemoryConfig | None = None) -> PushReport:
     """Apply the edits made in a pulled ``folder`` to ``store``; returns what changed.
 
-    Only documents that differ from the pull are touched. Each of them must
-    still hold on the store what it held at the pull (checked under the store's
-    write lock, which the writes then keep); otherwise nothing is written.
+    Only documents that differ from the pull are touched, all of them or none: each must still
+    hold on the store what it held at the pull (checked under the store's write lock, which the
+    writes then keep), be UTF-8 without NUL and within ``max_write_bytes``, and fit a folder's
+    tree; a database writes them in one transaction. Secrets in them are redacted as every other
+    write is (``redact_writes`` of ``config``, the defaults when none is given), in the folder too.
 
     Raises:
-        TransferError: ``folder`` is not a pull of ``origin``.
+        TransferError: ``folder`` is not a pull of ``origin``, or a document was refused (nothing written).
         PushConflictError: documents changed on the store since the pull.
     """
+    cfg = config or MemoryConfig()
     root = Path(folder)
     manifest = _read_manifest(root) if root.is_dir() else None
     if manifest is None:
         raise TransferError(f"{str(root)!r} is not a pulled folder (no {PULL_MANIFEST}); pull first")
     _check_origin(manifest, origin, root)
     pulled = _documents(manifest)
-    changes = _local_changes(MarkdownStore(root), pulled)
+    local = MarkdownStore(root)
+    changes = _local_changes(local, pulled)
+    redactor = WriteRedactor(cfg.redact_kinds, cfg.redact_patterns) if cfg.redact_writes else None
+    for path, data in changes.items():
+        if data is not None:
+            text = _checked_text(path, data, cfg.max_write_bytes)
+            if redactor is not None and (clean := redactor.redact(text)) != text:
+                changes[path] = clean.encode("utf-8")
     with store.locked():
         conflicts = [path for path in changes if _current_digest(store, path) != pulled.get(path)]
         if conflicts:
             raise PushConflictError(conflicts)
-        for path, data in changes.items():
-            if data is None:
-                store.remove(path)
-            else:
-                store.write_bytes(path, data)
+        kept = set(store.scan(include_unindexed=True)) - {p for p, d in changes.items() if d is None}
+        _check_tree(kept | {p for p, d in changes.items() if d is not None}, "push")
+        with _one_transaction(store):
+            for path, data in changes.items():
+                if data is None:
+                    store.remove(path)
+                else:
+                    store.write_bytes(path, data)
+    for path, data in changes.items():
+        if data is not None and local.read_bytes(path) != data:
+            local.write_bytes(path, data)  # the redacted text, so the folder matches what was pushed
     for path, data in changes.items():
         if data is None:
             pulled.pop(path, None)

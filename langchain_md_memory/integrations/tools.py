@@ -151,6 +151,11 @@ def _for_the_model(exc: BaseException) -> str:
     return text
 
 
+def _shown(query: str, limit: int = 200) -> str:
+    """The query as the reply repeats it: a pasted document is not sent back to the model whole."""
+    return query if len(query) <= limit else f"{query[:limit]}... ({len(query)} characters)"
+
+
 def _search(mem: MemoryCore, query: str, max_results: int | None = None) -> str:
     try:
         ranked = mem.search_detailed(query, max_results=max_results)
@@ -163,7 +168,7 @@ def _search(mem: MemoryCore, query: str, max_results: int | None = None) -> str:
         return f"memory disabled: {_for_the_model(exc)}"
     if not ranked.hits:
         text = (
-            f"No memory matched {query!r}. Try other keywords (for example the user's own words) "
+            f"No memory matched {_shown(query)!r}. Try other keywords (for example the user's own words) "
             "before concluding that nothing is stored."
         )
     else:

@@ -44,6 +44,7 @@ Conn = Connection[Any]
 LOCK_DOCUMENTS = 0x6D64_0001
 LOCK_INDEX = 0x6D64_0002
 LOCK_DREAM = 0x6D64_0003
+LOCK_TREE = 0x6D64_0005  # new documents of a tenant, one at a time (see PostgresDocumentStore)
 
 _LOCK_TIMEOUT = "60s"
 _CONNECT_TIMEOUT_S = 10

@@ -27,6 +27,7 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import PurePosixPath
+from typing import Any
 
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from ..files.edits import (
@@ -42,7 +43,8 @@ from ..files.edits import (
 )
 from ..files.history import version_name
 from ..files.paths import HISTORY_DIR, check_relpath, is_managed_file, is_memory_file
-from .connection import LOCK_DOCUMENTS, PostgresDatabase
+from ..files.tree import ancestors, is_a_folder, not_a_folder
+from .connection import LOCK_DOCUMENTS, LOCK_TREE, PostgresDatabase
 from .handle import PostgresJobLock
 
 __all__ = ["PostgresDocumentStore", "check_tenant"]
@@ -246,6 +248,10 @@ class PostgresDocumentStore:
                 "OFFSET %s)", (self.tenant, self.tenant, pattern, max(keep, 1)))
         return PurePosixPath(rel)
 
+    def transaction(self) -> contextlib.AbstractContextManager[object]:
+        """One transaction around several writes (a push): all of them are kept, or none."""
+        return self.db.transaction()
+
     def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
         """Nothing to sweep: a transaction never leaves half a document."""
         return 0
@@ -264,6 +270,24 @@ class PostgresDocumentStore:
             return None if new is None else encode_lf(new, crlf)
 
         return self._rewrite(rel, rewrite)
+
+    def _check_tree(self, conn: Any, rel: str) -> None:
+        """Refuse a new document where a folder could not hold it: under a document, or above one.
+
+        The same errors as a folder memory's, so a tenant always pulls, exports and migrates into one.
+        """
+        folders = ancestors(rel)
+        # Two hosts creating a.md and a.md/b.md at once would each miss the other's uncommitted row:
+        # creations of a tenant's documents take turns (until commit); rewrites of existing ones don't.
+        self.db.rows(conn, "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_TREE, self.tenant))
+        rows = self.db.rows(
+            conn, "SELECT path FROM md_memory_documents WHERE tenant = %s "
+            "AND (path = ANY(%s) OR starts_with(path, %s)) ORDER BY length(path) LIMIT 1",
+            (self.tenant, folders, rel + "/"),
+        )
+        if rows:
+            found = str(rows[0][0])
+            raise not_a_folder(rel, PurePosixPath(found).name) if found in folders else is_a_folder(rel)
 
     def _rewrite(self, path: str, change: Change, *, always: bool = False) -> bool:
         """Apply ``change`` in one compare-and-swap transaction; True when the document was written.
@@ -285,6 +309,7 @@ class PostgresDocumentStore:
                     return False
                 text = _storable(new, rel)
                 if not rows:
+                    self._check_tree(conn, rel)
                     done = self.db.rows(
                         conn, "INSERT INTO md_memory_documents(tenant, path, content, revision) "
                         f"VALUES (%s, %s, %s, {_NOW_NS}) "

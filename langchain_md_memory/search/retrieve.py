@@ -23,16 +23,18 @@ from ..crosslingual import bundled_dictionary, gloss_heads
 from ..index.keyword import MAX_QUERY_TERMS
 from ..secrets import scrub
 from ..stopwords import is_stop_term
-from ..text import CJK_CHAR_RE, query_terms
+from ..text import CJK_CHAR_RE, query_term_forms, query_terms
 from ..types import ChunkRecord
 from .pipeline import Recall
 from .relevance import CROSSED_WEIGHT
 
-__all__ = ["CandidateSource", "QueryEmbedder", "query_vector", "retrieve", "translated"]
+__all__ = ["CandidateSource", "QueryEmbedder", "bounded_keywords", "query_vector", "retrieve", "translated"]
 
 _PER_WORD = 16
 """Translations looked up for one word of the query."""
 _NO_SUCH_TERM = " "
+_CANDIDATE_TERMS = 256
+"""Terms of a long query whose idf is read to choose the most informative (the longest first)."""
 """No chunk holds it: its idf is the one a term absent from the memory gets."""
 
 logger = logging.getLogger(__name__)
@@ -43,6 +45,10 @@ class QueryEmbedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray:
         """One unit vector for a query."""
+        ...
+
+    def fit_query(self, text: str) -> str:
+        """The head of ``text`` the model reads (its input window); ``text`` when it fits."""
         ...
 
 
@@ -80,8 +86,16 @@ def query_vector(embedder: QueryEmbedder | None, query: str,
         return None, None
     if embedding_error is not None:
         return None, f"embeddings unavailable ({embedding_error}); keyword results only"
+    # The model reads only its window: the rest would cost minutes of encoding and change nothing.
+    fit = getattr(embedder, "fit_query", None)  # an embedder of the QueryEmbedder protocol before issue 39
+    fitted = fit(query) if callable(fit) else query
+    note = None
+    if len(fitted) < len(query):
+        note = (f"long query: the embedding model read its first {len(fitted)} of {len(query)} characters "
+                "(its input window)")
+        logger.info("%s", note)
     try:
-        return embedder.embed_query(query), None
+        return embedder.embed_query(fitted), note
     except Exception as exc:  # outage, timeout: answer from keywords
         reason = scrub(f"{type(exc).__name__}: {exc}")
         logger.warning("query embedding failed, answering from keywords: %s", reason)
@@ -161,9 +175,34 @@ def unseamed(index: CandidateSource, query: str, weights: dict[str, float]) -> d
     return {t: 0.0 if t in seams and not (seams[t] and w < absent) else w for t, w in weights.items()}
 
 
+def bounded_keywords(index: CandidateSource, query: str) -> tuple[str, str | None]:
+    """``query``, or for one of more than ``MAX_QUERY_TERMS`` terms its most informative ones.
+
+    A pasted document has thousands of terms; keyword recall reads ``MAX_QUERY_TERMS``. They are
+    the ones with the highest idf among those the memory holds (a term no note holds finds
+    nothing), chosen from the ``_CANDIDATE_TERMS`` longest (a long word is a rare one), then the
+    longest others; returned as the query's own words joined by spaces, with a note saying so.
+    """
+    if len(query) < 4 * MAX_QUERY_TERMS:  # too short to hold more terms than recall reads
+        return query, None
+    forms = query_term_forms(query)
+    if len(forms) <= MAX_QUERY_TERMS:
+        return query, None
+    candidates = sorted(forms, key=len, reverse=True)[:_CANDIDATE_TERMS]
+    idf = index.term_idf([*candidates, _NO_SUCH_TERM])
+    absent = idf.pop(_NO_SUCH_TERM)
+    held = sorted((t for t in candidates if idf.get(t, absent) < absent), key=lambda t: -idf[t])
+    chosen = list(dict.fromkeys([*held, *candidates]))[:MAX_QUERY_TERMS]
+    note = f"long query: keyword search used its {len(chosen)} most informative of {len(forms)} terms"
+    logger.info("%s", note)
+    return " ".join(forms[t] for t in chosen), note
+
+
 def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig, vector: Any,
              degraded: str | None) -> Recall:
     """Up to ``pool`` candidates from each path, and stored vectors when MMR compares by cosine."""
+    query, bounded = bounded_keywords(index, query)
+    degraded = "; ".join(filter(None, [degraded, bounded])) or None
     keyword = index.keyword_search(query, pool)
     found: list[tuple[ChunkRecord, float]] = []
     if vector is not None:
@@ -172,7 +211,8 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
         except Exception as exc:  # e.g. a dimension change: answer from keywords
             reason = scrub(f"{type(exc).__name__}: {exc}")
             logger.warning("vector recall failed, answering from keywords: %s", reason)
-            degraded = f"vector search failed ({reason}); keyword results only"
+            degraded = "; ".join(filter(None, [f"vector search failed ({reason}); keyword results only",
+                                               bounded]))
     terms = query_terms(query)
     weights = index.term_idf(terms[:MAX_QUERY_TERMS]) if terms else {}  # the terms keyword recall read
     translations, translated_idf, crossed = (translated(index, query, terms, pool) if config.cross_language

@@ -82,7 +82,7 @@ def test_a_secret_in_a_tool_argument_never_reaches_disk(kw_memory):
     path = write_session_log(kw_memory, conversation([HumanMessage(f"also my key {SECRET}")]), "t")
     kw_memory.search("kayak")  # index it too
     assert SECRET not in kw_memory.get(path)
-    assert "api_key=[REDACTED]" in kw_memory.get(path)
+    assert "api_key=[redacted: secret]" in kw_memory.get(path)
     assert SECRET.encode() not in all_bytes(kw_memory.memory_dir)
     assert b"sk-live" not in all_bytes(kw_memory.memory_dir)
 

@@ -94,3 +94,38 @@ def test_verify_says_repairing_before_it_repairs(mem: MarkdownMemory,
     assert report.ok and report.repaired == ("new.md",)
     warnings = [r.getMessage() for r in caplog.records if "verify" in r.getMessage()]
     assert warnings and warnings[0].endswith("; repairing") and "not repaired" not in " ".join(warnings)
+
+
+def _cap_message(exc: BaseException) -> str:
+    """The cap's message without the size, which differs between texts."""
+    return str(exc).split(" bytes, ", 1)[1]
+
+
+def test_a_three_megabyte_store_put_is_refused_with_the_caps_message(mem: MarkdownMemory) -> None:
+    store = mem.as_store()
+    files_before = sorted(p.relative_to(mem.memory_dir) for p in mem.memory_dir.rglob("*.md"))
+    big = {"content": "x" * (3 * 1024 * 1024)}
+    with pytest.raises(MemoryInputError, match="max_write_bytes=1000000") as from_store:
+        store.put(("users", "alice"), "dump", big)
+    with pytest.raises(MemoryInputError) as from_append:
+        mem.append(big["content"])
+    assert _cap_message(from_store.value) == _cap_message(from_append.value)
+    assert sorted(p.relative_to(mem.memory_dir) for p in mem.memory_dir.rglob("*.md")) == files_before
+    assert store.get(("users", "alice"), "dump") is None
+    assert mem.search("cash buffer")
+    store.put(("users", "alice"), "small", {"content": "Loves hotpot"})
+    assert store.get(("users", "alice"), "small") is not None
+
+
+def test_a_push_of_a_file_over_the_cap_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    from langchain_md_memory.files.store import MarkdownStore
+    from langchain_md_memory.files.transfer import TransferError, pull, push
+
+    server = MarkdownStore(tmp_path / "server")
+    server.write("MEMORY.md", "- Prefers tea\n")
+    pull(server, tmp_path / "copy", origin="s")
+    (tmp_path / "copy" / "a.md").write_text("- small edit\n")
+    (tmp_path / "copy" / "big.md").write_text("y" * 2_000_000)
+    with pytest.raises(TransferError, match="over max_write_bytes=1000000"):
+        push(tmp_path / "copy", server, origin="s")
+    assert server.list_files() == ["MEMORY.md"]

@@ -58,3 +58,42 @@ def test_a_card_number_needs_a_card_networks_prefix_and_length():
     r = WriteRedactor(kinds=("card",))
     note = "Lufthansa Miles & More: 9920 1188 4471 035"
     assert r.redact(note) == note
+
+
+# -- issue 39: the shapes secret scanners look for, and the notes they must leave alone ----------
+
+from tests.support.secret_shapes import ORDINARY_LINES, SECRET_SHAPES  # noqa: E402
+
+
+@pytest.mark.parametrize(("name", "text", "value"), SECRET_SHAPES, ids=[s[0] for s in SECRET_SHAPES])
+def test_every_known_secret_shape_is_redacted(name, text, value):
+    out = WriteRedactor(("card",)).redact(text)
+    assert value not in out
+    assert "[redacted: " in out
+
+
+def test_ordinary_lines_survive_byte_for_byte():
+    r = WriteRedactor(("card",))
+    assert len(ORDINARY_LINES) >= 20
+    assert [r.redact(line) for line in ORDINARY_LINES] == ORDINARY_LINES
+
+
+def test_a_key_inside_a_hand_written_mark_is_still_redacted():
+    out = WriteRedactor().redact("old [redacted: sk-FakeFakeFake0123456789abcd] gone")
+    assert "sk-Fake" not in out and out == "old [redacted: [redacted: api key]] gone"
+
+
+def test_a_private_key_without_its_end_line_is_redacted_to_its_last_key_line():
+    text = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAAfake0123==\n\n- next note"
+    assert WriteRedactor().redact(text) == "[redacted: private key]\n\n- next note"
+
+
+def test_prose_after_password_is_not_a_password():
+    r = WriteRedactor()
+    assert r.redact("password: rotate it yearly") == "password: rotate it yearly"
+    assert r.redact("password: hunter22") == "password: [redacted: password]"
+
+
+def test_a_url_with_a_port_and_a_path_keeps_them():
+    note = "- see http://host:8080/a/b@c for the page"
+    assert WriteRedactor().redact(note) == note

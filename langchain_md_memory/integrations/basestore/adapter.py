@@ -88,7 +88,15 @@ from .changes import (
 from .expiry import check_ttl
 from .filters import namespace_matches, value_matches
 from .folders import NamespaceFiles
-from .items import check_page, indexed_items, only_preamble, redacted_value, to_item, to_search_item
+from .items import (
+    check_page,
+    check_put,
+    indexed_items,
+    only_preamble,
+    redacted_value,
+    to_item,
+    to_search_item,
+)
 from .namespaces import validate_op
 from .query import Ident, query_scores
 from .sections import StoredItem, check_key, namespace_preamble
@@ -244,6 +252,8 @@ class MarkdownBaseStore(BaseStore):
                 change = Change(op.key, None)
             else:
                 check_key(op.key)
+                check_put(op.key, op.value, redact=self._memory.redact,
+                          max_write_bytes=self._memory.config.max_write_bytes)
                 change = Change(op.key, redacted_value(op.value, self._memory.redact), op.index is not False,
                                 ttl=None if op.ttl is None else check_ttl(op.ttl))
             by_namespace.setdefault(tuple(op.namespace), []).append(change)

@@ -11,15 +11,24 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable
 from typing import Any
 
 from langgraph.store.base import Item, SearchItem
 
-from ...errors import MemoryInputError
+from ...errors import MemoryInputError, check_write_size
 from .sections import ParsedFile, StoredItem, parse_sections
 
-__all__ = ["check_page", "indexed_items", "only_preamble", "redacted_value", "to_item", "to_search_item"]
+__all__ = [
+    "check_page",
+    "check_put",
+    "indexed_items",
+    "only_preamble",
+    "redacted_value",
+    "to_item",
+    "to_search_item",
+]
 
 
 def only_preamble(text: str | None, preamble: str) -> bool:
@@ -65,11 +74,31 @@ def to_search_item(item: Item, score: float | None) -> SearchItem:
 
 
 def redacted_value(value: Any, redact: Callable[[str], str]) -> Any:
-    """``value`` with ``redact`` applied to every string in it, as every other write of the memory is."""
+    """``value`` with ``redact`` applied to every string in it, field names included.
+
+    As every other write of the memory is: a field named after a secret (``{"ghp_...": true}``)
+    is written into the Markdown as much as a value is.
+    """
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {key: redacted_value(item, redact) for key, item in value.items()}
+        return {redact(key) if isinstance(key, str) else key: redacted_value(item, redact)
+                for key, item in value.items()}
     if isinstance(value, list):
         return [redacted_value(item, redact) for item in value]
     return value
+
+
+def check_put(key: str, value: Any, *, redact: Callable[[str], str], max_write_bytes: int) -> None:
+    """The memory's write cap and redaction rules for one put, which every other write path keeps too.
+
+    A key is how the caller finds the item again, so a secret-shaped key is refused, not rewritten
+    (the message shows it redacted). The cap applies to the value's JSON, with the same message.
+    """
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    check_write_size(len(text.encode("utf-8", "surrogatepass")), max_write_bytes)
+    if (shown := redact(key)) != key:
+        raise MemoryInputError(
+            f"Store key {shown!r} holds a secret; keys are written into the Markdown as headings: "
+            "name the item (e.g. 'github-token') and keep the secret out of the memory"
+        )
