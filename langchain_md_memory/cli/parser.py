@@ -150,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--http", action="store_true",
                      help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     mcp.add_argument("--host", default=None,
-                     help=f"address to bind with --http (default {DEFAULT_HOST}; any other needs --allow-remote)")
+                     help=f"address to bind with --http (default {DEFAULT_HOST}; "
+                          "any other needs --allow-remote)")
     mcp.add_argument("--port", type=int, default=None, help=f"port with --http (default {DEFAULT_PORT})")
     mcp.add_argument("--allow-remote", action="store_true",
                      help=f"allow a --host that is not loopback; then ${TOKEN_ENV} must hold a bearer token, "

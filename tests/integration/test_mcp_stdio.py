@@ -33,8 +33,8 @@ MD_MEMORY = shutil.which("md-memory", path=str(Path(sys.executable).parent))
 def server_params(folder: Path) -> StdioServerParameters:
     assert MD_MEMORY is not None, "md-memory is not installed beside this Python"
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    return StdioServerParameters(command=MD_MEMORY, args=["--dir", str(folder), "--embeddings", "none", "mcp"],
-                                 env=env)
+    args = ["--dir", str(folder), "--embeddings", "none", "mcp"]
+    return StdioServerParameters(command=MD_MEMORY, args=args, env=env)
 
 
 @asynccontextmanager
@@ -71,7 +71,8 @@ async def test_stdio_server_lists_the_three_langchain_tools_and_every_file(folde
     assert [t.name for t in tools] == ["memory_search", "memory_get", "memory_update"]
     for mcp_tool, lc_tool in zip(tools, langchain_tools, strict=True):
         assert mcp_tool.description == lc_tool.description
-        assert mcp_tool.inputSchema["properties"] == lc_tool.tool_call_schema.model_json_schema()["properties"]
+        schema = lc_tool.tool_call_schema.model_json_schema()  # type: ignore[union-attr]
+        assert mcp_tool.inputSchema["properties"] == schema["properties"]
     assert sorted(str(r.uri) for r in resources) == sorted(f"memory://{path}" for path in files)
     assert "memory://MEMORY.md" in {str(r.uri) for r in resources}
     content = long_term.contents[0]
@@ -92,7 +93,8 @@ async def test_update_lands_on_disk_and_is_found_by_search(folder: Path) -> None
     assert "Allergic to peanuts" in text_of(read)
 
 
-async def test_bad_path_and_oversized_write_are_tool_errors_and_the_server_keeps_serving(folder: Path) -> None:
+async def test_bad_path_and_oversized_write_are_tool_errors_and_the_server_keeps_serving(
+        folder: Path) -> None:
     before = (folder / "MEMORY.md").read_bytes()
     async with session_on(folder) as session:
         escape = await session.call_tool("memory_get", {"path": "../../etc/passwd"})
@@ -116,7 +118,7 @@ async def test_bad_path_and_oversized_write_are_tool_errors_and_the_server_keeps
 
 async def test_a_bad_resource_uri_is_an_error_not_a_crash(folder: Path) -> None:
     async with session_on(folder) as session:
-        with pytest.raises(Exception, match="cannot read|not a memory resource"):
+        with pytest.raises(Exception, match=r"cannot read|not a memory resource"):
             await session.read_resource(AnyUrl("memory://../secret.md"))
         assert (await session.list_tools()).tools
 
