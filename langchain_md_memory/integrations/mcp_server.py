@@ -32,6 +32,8 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import os
+import sys
 import uuid
 from collections.abc import Iterable
 from typing import Any
@@ -48,12 +50,14 @@ from .mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV, bind_problem, is_lo
 from .tools import create_memory_tools
 
 try:
+    import anyio
     import uvicorn
     from mcp.server.fastmcp import FastMCP
     from mcp.server.fastmcp.exceptions import ResourceError
     from mcp.server.fastmcp.tools import Tool
     from mcp.server.fastmcp.utilities.func_metadata import ArgModelBase, FuncMetadata
     from mcp.server.lowlevel.helper_types import ReadResourceContents
+    from mcp.server.stdio import stdio_server
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
     from mcp.types import Resource as MCPResource
 except ImportError as exc:  # pragma: no cover - exercised by an install without the extra
@@ -194,6 +198,17 @@ class _BearerGuard:
         await self.app(scope, receive, send)
 
 
+async def _serve_stdio(server: FastMCP[Any]) -> None:
+    """``server.run("stdio")`` on copies of the standard streams: the SDK closes the streams it was
+    given when the client goes, and the process's own ``sys.stdout`` must outlive that."""
+    stdin = open(os.dup(sys.stdin.fileno()), encoding="utf-8", errors="replace")  # noqa: SIM115
+    stdout = open(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")  # noqa: SIM115
+    with stdin, stdout:
+        async with stdio_server(anyio.wrap_file(stdin), anyio.wrap_file(stdout)) as (read, write):
+            lowlevel = server._mcp_server  # FastMCP.run_stdio_async does this with the process's streams
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
 def serve(server: FastMCP[Any], *, http: bool = False, token: str | None = None,
           allow_remote: bool = False) -> None:
     """Run ``server`` until it is stopped: stdio, or streamable HTTP at ``/mcp`` on its host and port.
@@ -202,7 +217,7 @@ def serve(server: FastMCP[Any], *, http: bool = False, token: str | None = None,
     loopback needs ``allow_remote`` and a token, else ``ValueError`` (see :func:`.mcp_bind.bind_problem`).
     """
     if not http:
-        server.run("stdio")
+        anyio.run(_serve_stdio, server)
         return
     host, port = server.settings.host, server.settings.port
     problem = bind_problem(host, token=token, allow_remote=allow_remote)

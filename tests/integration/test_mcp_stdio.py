@@ -154,3 +154,12 @@ async def test_langgraph_agent_with_the_adapters_writes_to_the_markdown(folder: 
     tool_replies = [m for m in result["messages"] if m.type == "tool"]
     assert "Appended to MEMORY.md" in str(tool_replies[0].content)
     assert "Learning Portuguese" in str(tool_replies[1].content)
+
+
+def test_server_exits_cleanly_when_the_client_closes_its_input(folder: Path) -> None:
+    import subprocess
+
+    params = server_params(folder)
+    done = subprocess.run([params.command, *params.args], input="", capture_output=True, text=True,
+                          env=params.env, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
