@@ -21,10 +21,10 @@ Example:
     .. code-block:: python
 
         from langchain_md_memory import MarkdownMemory
-        from langchain_md_memory.integrations.mcp_server import create_mcp_server
+        from langchain_md_memory.integrations.mcp_server import create_mcp_server, serve
 
         with MarkdownMemory("memory", embeddings="none") as mem:
-            create_mcp_server(mem).run("stdio")  # what `md-memory --dir memory mcp` does
+            serve(create_mcp_server(mem))  # what `md-memory --dir memory mcp` does
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from ..core import MemoryCore
 from ..errors import MemoryStoreError
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from .mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV, bind_problem, is_loopback
-from .tools import create_memory_tools
+from .tools import _for_the_model, create_memory_tools
 
 try:
     import anyio
@@ -155,7 +155,7 @@ class _MemoryServer(FastMCP[Any]):
         try:
             text = await asyncio.to_thread(self._memory.get, path)
         except (MemoryStoreError, ValueError, OSError) as exc:
-            raise ResourceError(f"cannot read {path}: {exc}") from exc
+            raise ResourceError(f"cannot read {path}: {_for_the_model(exc)}") from exc
         return [ReadResourceContents(content=text, mime_type="text/markdown")]
 
 
@@ -169,8 +169,7 @@ def create_mcp_server(mem: MemoryCore, *, prompts: MemoryPrompts = DEFAULT_PROMP
     Example:
         .. code-block:: python
 
-            server = create_mcp_server(mem)
-            server.run("stdio")
+            serve(create_mcp_server(mem))  # stdio; serve(..., http=True) for HTTP
     """
     tools = [mcp_tool(tool) for tool in create_memory_tools(mem, prompts=prompts)]
     return _MemoryServer(mem, name=name, instructions=prompts.policy, tools=tools, host=host, port=port,
