@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import PurePath
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -41,6 +41,9 @@ from .sync.indexer import SyncStats
 from .sync.verify import VerifyReport
 from .sync.watcher import MemoryWatcher
 from .types import MemorySearchResult, ProgressCallback
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["SYNC_TWIN", "AsyncMemoryMethods"]
 
@@ -61,6 +64,8 @@ class AsyncMemoryMethods(DocumentMethods):
         def rebuild(self, progress: ProgressCallback | None = None) -> SyncStats: ...
         def verify(self, repair: bool = True, progress: ProgressCallback | None = None) -> VerifyReport: ...
         def status(self) -> dict[str, Any]: ...
+        def embedding_model(self) -> tuple[Embeddings, int] | None: ...
+        def similarity(self, query: str, texts: Sequence[str]) -> list[float] | None: ...
         def start_watching(self, on_sync: Callable[[SyncStats], None] | None = None, *,
                            debounce_ms: int | None = None) -> MemoryWatcher: ...
         def stop_watching(self) -> None: ...
@@ -178,6 +183,14 @@ class AsyncMemoryMethods(DocumentMethods):
     async def astatus(self) -> dict[str, Any]:
         """Async twin of :meth:`status`."""
         return await asyncio.to_thread(self.status)
+
+    async def aembedding_model(self) -> tuple[Embeddings, int] | None:
+        """Async twin of :meth:`embedding_model` (it may ask the provider for the dimension)."""
+        return await asyncio.to_thread(self.embedding_model)
+
+    async def asimilarity(self, query: str, texts: Sequence[str]) -> list[float] | None:
+        """Async twin of :meth:`similarity`."""
+        return await asyncio.to_thread(self.similarity, query, texts)
 
     # -- watching and lifecycle ----------------------------------------------------------
 

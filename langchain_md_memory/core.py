@@ -1,10 +1,9 @@
 """One memory folder wired together: its Markdown files, index, embeddings, sync and search.
 
-:class:`MemoryCore` is what features (dream, flush, transcripts, archive) and
-integrations (tools, nodes, retriever, BaseStore adapter) are written against;
-it wires the lower layers and computes nothing itself. Users construct
-:class:`~langchain_md_memory.MarkdownMemory`, which adds the ways out to those
-features and integrations (``as_retriever``, ``dream``, ...).
+:class:`MemoryCore` is what features (dream, flush, transcripts, archive) and integrations (tools,
+nodes, retriever, BaseStore adapter) are written against; it wires the lower layers and computes
+nothing itself. Users construct :class:`~langchain_md_memory.MarkdownMemory`, which adds the ways
+out to those features and integrations (``as_retriever``, ``dream``, ...).
 
 Example:
     .. code-block:: python
@@ -13,8 +12,7 @@ Example:
 
         with MarkdownMemory("memory", embeddings="none") as mem:
             mem.append("- Risk: conservative; no single stock above 5% of the portfolio")
-            hit = mem.search("single stock limit")[0]
-            print(hit.path, hit.start_line, hit.score)
+            print(mem.search("single stock limit")[0].citation)
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -46,6 +44,7 @@ from .search.pipeline import RankedResults, Recall, rank
 from .search.restated import restated_below_successors, successor_paths
 from .search.retrieve import query_vector, retrieve
 from .secrets import scrub
+from .sync.embedding import embed_cached
 from .sync.indexer import Indexer, SyncStats, index_identity
 from .sync.verify import VerifyReport, verify_index
 from .sync.watcher import MemoryWatcher
@@ -166,12 +165,7 @@ class MemoryCore(AsyncMemoryMethods):
 
     @property
     def memory_dir(self) -> Path:
-        """The absolute memory folder.
-
-        Raises:
-            MemoryStoreError: the memory is not a folder (e.g. PostgreSQL); the message says
-                which features need one.
-        """
+        """The absolute memory folder; ``MemoryStoreError`` for a memory that is none (PostgreSQL)."""
         if self._backend is not None or not isinstance(self.store, MarkdownStore):
             raise MemoryStoreError(self._backend.folder_error if self._backend is not None
                                    else f"{self.location} is not a folder")
@@ -320,6 +314,18 @@ class MemoryCore(AsyncMemoryMethods):
         """
         with self._lock:
             return verify_index(self.indexer, repair=repair, progress=progress or self.progress)
+
+    def embedding_model(self) -> tuple[Embeddings, int] | None:
+        """The LangChain ``Embeddings`` in use and their dimension (probed once); ``None``: keyword-only."""
+        return None if self.embedder is None else (self.embedder.embeddings, self.embedder.identity().dim)
+
+    def similarity(self, query: str, texts: Sequence[str]) -> list[float] | None:
+        """Cosine similarity of ``query`` to each text (vectors cached in the index); ``None``: no vectors."""
+        vector, _ = self._query_vector(query)
+        if vector is None or self.embedder is None:
+            return None
+        rows = embed_cached(self.index, self.embedder, index_identity(self.embedder), texts) if texts else ()
+        return [float(row @ vector) for row in rows]
 
     def status(self) -> dict[str, Any]:
         """Counts and state: files, chunks, embedded, provider, last sync, fallbacks."""

@@ -39,9 +39,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, progress: ProgressCa
     if args.postgres is not None:
         opened = MemoryCore.from_postgres(args.postgres, args.tenant, embeddings=args.embeddings,
                                           progress=progress, pool_max_size=2)
-    else:  # the watcher syncs on its own thread while this one prints: no bar there
+    else:  # the watcher syncs on its own thread while this one prints, a server runs unseen: no bar there
         opened = MemoryCore(args.dir, embeddings=args.embeddings,
-                            progress=None if args.command == "watch" else progress)
+                            progress=None if args.command in ("watch", "mcp") else progress)
     with opened as mem:
         return _COMMANDS[args.command](mem, args, out, err)
 
@@ -307,6 +307,22 @@ def _migrate(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO
     return 0
 
 
+def _mcp(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import os
+
+    from ..integrations.mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV
+    from ..integrations.mcp_server import create_mcp_server, serve
+
+    host = args.host or DEFAULT_HOST
+    port = DEFAULT_PORT if args.port is None else args.port
+    server = create_mcp_server(mem, host=host, port=port)
+    if args.http:  # stdout is the protocol's under stdio: only this transport may say where it is
+        print(f"md-memory: serving {mem.location} over MCP at http://{host}:{port}/mcp; Ctrl-C to stop",
+              file=err, flush=True)
+    serve(server, http=args.http, token=os.environ.get(TOKEN_ENV) or None, allow_remote=args.allow_remote)
+    return 0
+
+
 def _existing(folder: str) -> str:
     if not Path(folder).expanduser().is_dir():
         raise MemoryInputError(f"no memory folder at {folder} to migrate from")
@@ -331,4 +347,5 @@ _COMMANDS: dict[str, Command] = {
     "pull": _pull,
     "push": _push,
     "migrate": _migrate,
+    "mcp": _mcp,
 }

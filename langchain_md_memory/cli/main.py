@@ -79,6 +79,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 
 def _check(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments before anything is opened, if anything."""
+    if args.command == "mcp":
+        problem = _check_mcp(args)
+        if problem is not None:
+            return problem
     if args.postgres is not None:
         return _check_postgres(args)
     folder = Path(args.dir).expanduser()
@@ -108,6 +112,19 @@ def _check_postgres(args: argparse.Namespace) -> str | None:
     if args.command == "search" and args.k is not None and args.k < 1:
         return f"-k must be at least 1, got {args.k}"
     return None
+
+
+def _check_mcp(args: argparse.Namespace) -> str | None:
+    from ..integrations.mcp_bind import TOKEN_ENV, bind_problem
+
+    if not args.http and (args.host is not None or args.port is not None or args.allow_remote):
+        return "--host, --port and --allow-remote apply to --http; stdio needs none of them"
+    if args.port is not None and not 0 <= args.port <= 65535:
+        return f"--port must be between 0 and 65535, got {args.port}"
+    if not args.http:
+        return None
+    return bind_problem(args.host or "127.0.0.1", token=os.environ.get(TOKEN_ENV) or None,
+                        allow_remote=args.allow_remote)
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO, bar: ProgressBar | None) -> int:

@@ -12,6 +12,7 @@ import sys
 from typing import Any, NoReturn
 
 from .. import __version__
+from ..integrations.mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV
 
 __all__ = [
     "DIR_ENV",
@@ -143,4 +144,16 @@ def build_parser() -> argparse.ArgumentParser:
     way.add_argument("--to", dest="to_dir", metavar="FOLDER", help="a folder to copy this memory into")
     migrate.add_argument("--overwrite", action="store_true",
                          help="replace the target's files (it ends holding exactly the source's)")
+
+    mcp = command("mcp", "serve the memory to MCP clients: memory_search, memory_get, memory_update and "
+                         "each file as a read-only resource (stdio; needs the 'mcp' extra)")
+    mcp.add_argument("--http", action="store_true",
+                     help="streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    mcp.add_argument("--host", default=None,
+                     help=f"address to bind with --http (default {DEFAULT_HOST}; "
+                          "any other needs --allow-remote)")
+    mcp.add_argument("--port", type=int, default=None, help=f"port with --http (default {DEFAULT_PORT})")
+    mcp.add_argument("--allow-remote", action="store_true",
+                     help=f"allow a --host that is not loopback; then ${TOKEN_ENV} must hold a bearer token, "
+                          "which every request must send")
     return parser

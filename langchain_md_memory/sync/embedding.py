@@ -11,6 +11,7 @@ commit among many batches instead of paying one each.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ import numpy as np
 from ..facts import strip_annotations
 from ..index.base import SearchIndex
 
-__all__ = ["FLUSH_S", "EmbedOutcome", "Embedder", "embed_missing", "embed_text"]
+__all__ = ["FLUSH_S", "EmbedOutcome", "Embedder", "embed_cached", "embed_missing", "embed_text"]
 
 FLUSH_S = 0.05
 """Vectors wait at most this long (plus one model call) for their commit."""
@@ -152,3 +153,19 @@ def _embed_pages(index: SearchIndex, embedder: Embedder, fingerprint: str, batch
             fresh = list(zip(batch, vectors, strict=True))
             out.embedded += len(batch)
             advance(pending.add(fresh, [(rowid, v) for d, v in fresh for rowid in rows_of[d]]))
+
+
+def embed_cached(index: SearchIndex, embedder: Embedder, fingerprint: str,
+                 texts: Sequence[str]) -> np.ndarray:
+    """Unit vectors of ``texts`` (one row each, in order): from the index's embedding cache, the
+    rest embedded in one call and cached for next time."""
+    digests = [hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() for text in texts]
+    known = index.cache.lookup(list(dict.fromkeys(digests)), fingerprint)
+    todo = list(dict.fromkeys(d for d in digests if d not in known))
+    if todo:
+        first = {d: t for d, t in zip(digests, texts, strict=True)}
+        fresh = list(zip(todo, embedder.embed_documents([first[d] for d in todo]), strict=True))
+        with index.writing():
+            index.cache.store(fresh, fingerprint)
+        known.update(fresh)
+    return np.vstack([known[d] for d in digests]) if digests else np.empty((0, 1), dtype=np.float32)

@@ -364,10 +364,13 @@ def test_query_respects_prefix_filter_limit_and_offset(store: MarkdownBaseStore)
     assert [h.key for h in page] == [h.key for h in everything[1:3]]
 
 
-def test_query_never_returns_index_false_items(store: MarkdownBaseStore) -> None:
+def test_query_ranks_index_false_items_last_and_never_scores_them(store: MarkdownBaseStore) -> None:
     store.put(ALICE, "secret", {"content": "password hint: tea"}, index=False)
     store.put(ALICE, "public", {"content": "favourite drink: tea"})
-    assert [h.key for h in store.search(ALICE, query="tea")] == ["public"]
+    # as in LangGraph's InMemoryStore: an unindexed item matches no query, yet the namespace holds it
+    hits = store.search(ALICE, query="tea")
+    assert [(h.key, h.score is None) for h in hits] == [("public", False), ("secret", True)]
+    assert store.memory.search("password hint") == []
     # still readable and listed without a query
     assert {i.key for i in store.search(ALICE)} == {"secret", "public"}
     assert store.get(ALICE, "secret") is not None
@@ -401,9 +404,11 @@ def test_index_false_item_lives_in_the_hidden_file_out_of_the_memory_index(store
     assert item is not None and item.value == {"content": "password hint zanzibarquux", "kind": "hint"}
     assert [i.key for i in store.search(ALICE)] == ["secret", "public"]
     assert [i.key for i in store.search(("users",), filter={"kind": "hint"})] == ["secret"]
-    # A query never returns it; it does return the indexed item, unscored when it does not match.
-    assert [(h.key, h.score) for h in store.search(ALICE, query="zanzibarquux")] == [("public", None)]
-    assert [h.key for h in store.search(ALICE, query="oolong")] == ["public"]
+    # A query never scores it (it comes last, as in InMemoryStore); nor the indexed item its words miss.
+    assert {(h.key, h.score) for h in store.search(ALICE, query="zanzibarquux")} == {
+        ("public", None), ("secret", None)}
+    oolong = store.search(ALICE, query="oolong")
+    assert [(h.key, h.score is None) for h in oolong] == [("public", False), ("secret", True)]
 
 
 def test_flipping_index_moves_the_item_and_keeps_created_at(store: MarkdownBaseStore) -> None:
@@ -573,8 +578,10 @@ def test_a_batch_moving_keys_both_ways_writes_visible_hidden_visible(
     attempts = failing_writes_to(monkeypatch, "no-such-file.md")
     store.batch([PutOp(ALICE, "up", {"content": "u2"}), PutOp(ALICE, "down", {"content": "d2"}, index=False)])
     assert attempts == ["users/alice/store.md", "users/alice/.store.unindexed.md", "users/alice/store.md"]
-    assert [h.key for h in store.search(ALICE, query="u2")] == ["up"]
-    assert [(h.key, h.score) for h in store.search(ALICE, query="d2")] == [("up", None)]  # "down" is hidden
+    u2 = store.search(ALICE, query="u2")
+    assert u2[0].key == "up" and u2[0].score is not None
+    assert {(h.key, h.score) for h in u2[1:]} == {("down", None), ("keep", None)}  # now hidden, unscored
+    assert all(h.score is None for h in store.search(ALICE, query="d2"))  # "down" is hidden
     assert {i.key: i.value["content"] for i in store.search(ALICE)} == {"up": "u2", "down": "d2", "keep": "h"}
 
 
@@ -822,9 +829,10 @@ async def test_async_ops_mirror_the_sync_ones(store: MarkdownBaseStore) -> None:
     assert [i.key for i in await store.asearch(("users",), filter={"kind": "pref"})] == ["food"]
     assert [i.namespace for i in await store.asearch(("users",))] == [BOB, ALICE]
     hits = await store.asearch(("users",), query="hotpot")
-    assert [(h.namespace, h.key) for h in hits] == [(ALICE, "food")] and hits[0].score is not None
-    salad = await store.asearch(("users",), query="salad")  # Bob's salad is index=False
-    assert [(h.namespace, h.key, h.score) for h in salad] == [(ALICE, "food", None)]
+    assert [(h.namespace, h.key) for h in hits] == [(ALICE, "food"), (BOB, "food")]
+    assert hits[0].score is not None and hits[1].score is None  # Bob's salad is index=False
+    salad = await store.asearch(("users",), query="salad")
+    assert {(h.namespace, h.key, h.score) for h in salad} == {(ALICE, "food", None), (BOB, "food", None)}
     assert await store.memory.asearch("salad") == []
     assert await store.alist_namespaces(prefix=("users",)) == [ALICE, BOB]
     assert await store.alist_namespaces(max_depth=1) == [("users",)]

@@ -64,10 +64,12 @@ def test_every_snippet_with_a_chat_model_has_an_offline_form() -> None:
 POSTGRES_SNIPPETS = [i for i, snippet in enumerate(SNIPPETS) if "from_postgres(" in snippet]
 
 
-def run_snippet(index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+# capfd, not capsys: a snippet starting an MCP server over stdio hands sys.stderr to the child process,
+# which needs a real file descriptor.
+def run_snippet(index: int, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> str:
     code = compile(SNIPPETS[index], f"README.md python snippet {index + 1}", "exec")
     exec(code, {"__name__": f"readme_snippet_{index + 1}"})
-    printed = capsys.readouterr().out
+    printed = capfd.readouterr().out
     if "mem.append(" in SNIPPETS[index]:
         # The snippet wrote its memory where it said, as Markdown.
         assert (tmp_path / "memory" / "MEMORY.md").read_text(encoding="utf-8").startswith("- ")
@@ -78,23 +80,23 @@ def run_snippet(index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 @pytest.mark.parametrize("index", range(len(SNIPPETS)))
 def test_readme_snippet_runs_offline(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str],
+                                     capfd: pytest.CaptureFixture[str],
                                      request: pytest.FixtureRequest) -> None:
     monkeypatch.chdir(tmp_path)
     if index in POSTGRES_SNIPPETS:  # the run's own throwaway server stands in for the deployment's
         monkeypatch.setenv("MD_MEMORY_POSTGRES", request.getfixturevalue("pg_url"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr(langchain_openai, "ChatOpenAI", NoChatOpenAI)
-    printed = run_snippet(index, tmp_path, capsys)
+    printed = run_snippet(index, tmp_path, capfd)
     if index in MODEL_SNIPPETS:
         assert OFFLINE_ANSWER in printed  # the chain, graph or agent ran through to the fake's answer
 
 
 @pytest.mark.parametrize("index", MODEL_SNIPPETS)
 def test_readme_snippet_runs_with_chat_openai(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+                                              capfd: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     monkeypatch.setattr(langchain_openai, "ChatOpenAI", FakeChatOpenAI)
-    printed = run_snippet(index, tmp_path, capsys)
+    printed = run_snippet(index, tmp_path, capfd)
     assert ANSWER in printed and OFFLINE_ANSWER not in printed

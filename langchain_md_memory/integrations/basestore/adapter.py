@@ -20,12 +20,9 @@ current files, so a hand edit is seen by the next ``get``; writes are locked
 read-modify-writes, and the index picks up ``store.md`` changes on the next
 search.
 
-A search with a ``query`` behaves as LangGraph's ``InMemoryStore`` and
-``PostgresStore`` do: it returns every indexed item under the prefix that passes
-the filter, ordered by similarity (the memory's hybrid score, MMR off, no
-``min_score`` cut), up to ``limit``; items no recall path could score (in a
-keyword-only memory, those without the query's words) come last with
-``score=None``.
+A search with a ``query`` behaves as LangGraph's ``InMemoryStore`` and ``PostgresStore`` do:
+every item under the prefix that passes the filter, by cosine similarity to the query (``score``;
+see :mod:`.query`), up to ``limit``, unscored ones last with ``score=None``.
 
 TTLs behave as in LangGraph's ``SqliteStore``: ``put(..., ttl=minutes)`` (or the ``default_ttl``
 of the store's ``TTLConfig``) writes the item's expiry after its md-memory line, as
@@ -58,9 +55,9 @@ import asyncio
 import concurrent.futures
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
     BaseStore,
@@ -85,6 +82,7 @@ from .changes import (
     merged_items,
     plan_changes,
 )
+from .coalesce import Coalescer
 from .expiry import check_ttl
 from .filters import namespace_matches, value_matches
 from .folders import NamespaceFiles
@@ -98,7 +96,7 @@ from .items import (
     to_search_item,
 )
 from .namespaces import validate_op
-from .query import Ident, query_scores
+from .query import Ident, index_config, query_scores, rank_items, similarities, store_fields
 from .sections import StoredItem, check_key, namespace_preamble
 from .sweeper import Sweeper
 
@@ -121,6 +119,8 @@ def unindexed_file_name(file_name: str = NAMESPACE_FILE) -> str:
 
 _Found = tuple[tuple[str, ...], StoredItem]
 """An item as read from its namespace file."""
+_Scored = tuple[_Found, float | None, float | None]
+"""An item with its ``score`` and ``hybrid_score`` in a search."""
 
 
 class MarkdownBaseStore(BaseStore):
@@ -137,6 +137,9 @@ class MarkdownBaseStore(BaseStore):
             put with a ``ttl``, and :meth:`start_ttl_sweeper` does nothing, as in ``SqliteStore``.
         clock: returns the current time (timezone-aware), for timestamps and expiries; the
             system clock by default (tests and replays pass their own).
+        index: ``{"fields": [...]}``, the paths whose text a query is compared with (LangGraph's
+            ``IndexConfig`` fields; default ``["$"]``, the whole value); the memory's own
+            embeddings do the embedding. ``put(..., index=[...])`` overrides it per item.
 
     Namespace labels must be non-empty and free of ``/``, ``\\``, ``.``,
     control characters and surrounding whitespace, and must not start with
@@ -156,12 +159,13 @@ class MarkdownBaseStore(BaseStore):
             agent = create_agent(model, tools=[...], store=mem.as_store())
     """
 
-    __slots__ = ("_clock", "_files", "_memory", "_sweeper", "ttl_config")
+    __slots__ = ("_clock", "_coalescer", "_fields", "_files", "_memory", "_sweeper", "ttl_config")
 
     supports_ttl = True
 
     def __init__(self, memory: MemoryCore, *, file_name: str = NAMESPACE_FILE, ttl: TTLConfig | None = None,
-                 clock: Callable[[], dt.datetime] | None = None) -> None:
+                 clock: Callable[[], dt.datetime] | None = None,
+                 index: Mapping[str, Any] | None = None) -> None:
         if "/" in file_name or not is_managed_file(file_name):
             raise MemoryInputError(
                 f"file_name must be a visible '.md' name without folders, got {file_name!r}"
@@ -173,6 +177,8 @@ class MarkdownBaseStore(BaseStore):
         self.ttl_config = ttl
         self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
         self._sweeper = Sweeper(self.sweep_ttl)
+        self._fields = store_fields(index)
+        self._coalescer = Coalescer(lambda ops: asyncio.to_thread(self.batch, ops))
 
     @property
     def memory(self) -> MemoryCore:
@@ -228,8 +234,18 @@ class MarkdownBaseStore(BaseStore):
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Async twin of :meth:`batch` (file and SQLite work runs in a worker thread)."""
-        return await asyncio.to_thread(self.batch, list(ops))
+        """Async twin of :meth:`batch` (in a worker thread); a single op (``aget``, ``aput``, ...) joins
+        the others of its event-loop tick in one deduplicated batch (:mod:`.coalesce`)."""
+        ops = list(ops)
+        if len(ops) == 1:
+            validate_op(ops[0])  # a bad op fails its own caller, not the batch it would join
+            return [await self._coalescer.submit(ops[0])]
+        return await asyncio.to_thread(self.batch, ops)
+
+    @property
+    def index_config(self) -> dict[str, Any] | None:
+        """How items are embedded, in LangGraph's ``IndexConfig`` keys; see :func:`.query.index_config`."""
+        return index_config(self._memory, self._fields)
 
     # -- get / put ----------------------------------------------------------------------
 
@@ -255,7 +271,8 @@ class MarkdownBaseStore(BaseStore):
                 check_put(op.key, op.value, redact=self._memory.redact,
                           max_write_bytes=self._memory.config.max_write_bytes)
                 change = Change(op.key, redacted_value(op.value, self._memory.redact), op.index is not False,
-                                ttl=None if op.ttl is None else check_ttl(op.ttl))
+                                ttl=None if op.ttl is None else check_ttl(op.ttl),
+                                fields=tuple(op.index) if isinstance(op.index, list) else None)
             by_namespace.setdefault(tuple(op.namespace), []).append(change)
         for namespace, changes in by_namespace.items():
             self._write(namespace, changes)
@@ -292,38 +309,44 @@ class MarkdownBaseStore(BaseStore):
         if op.query:
             ranked = self._query_search(op, prefix)
         else:
-            found: list[tuple[_Found, float | None]] = [
-                ((namespace, stored), None)
+            ranked = [
+                ((namespace, stored), None, None)
                 for namespace in self._files.namespaces(prefix)
                 for stored in merged_items(*self._files.read_namespace(namespace))
                 if value_matches(stored.value, op.filter) and not self._omitted(stored)
             ]
-            ranked = sorted(found, key=lambda pair: pair[0][1].updated_at, reverse=True)
+            ranked.sort(key=lambda scored: scored[0][1].updated_at, reverse=True)
         page = ranked[op.offset : op.offset + op.limit]
         if op.refresh_ttl:
-            self._refresh([found for found, _ in page])
-        return [to_search_item(to_item(*found), score) for found, score in page]
+            self._refresh([found for found, _, _ in page])
+        return [to_search_item(to_item(*found), score, hybrid) for found, score, hybrid in page]
 
-    def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[tuple[_Found, float | None]]:
-        """Every indexed item under ``prefix`` passing the filter: by similarity to the query, best first.
+    def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[_Scored]:
+        """Every item under ``prefix`` passing the filter: the most similar to the query first.
 
-        As in LangGraph's stores, the query ranks and never cuts: the memory's ``min_score`` does not
-        apply, and MMR (which trades relevance for variety) is off. Items no recall path scored (a
-        keyword-only memory, say) follow the scored ones, newest first, with ``score=None``.
+        As in LangGraph's stores, ``score`` is the cosine similarity of query and item, and the query
+        ranks without cutting: no ``min_score``, no MMR. In a keyword-only memory (or while the
+        embeddings are down) the memory's hybrid score ranks instead. Items nothing scored (no recall
+        path found them, or put with ``index=False``) follow, newest first, with ``score=None``;
+        each result's ``hybrid_score`` is the memory's own ranking (:class:`.items.MemorySearchItem`).
         """
         assert op.query is not None
-        candidates: dict[Ident, _Found] = {
-            (namespace, stored.key): (namespace, stored)
-            for namespace in self._files.namespaces(prefix)
-            for stored in indexed_items(self._files.read(self.namespace_path(namespace)))
-            if value_matches(stored.value, op.filter) and not self._omitted(stored)
-        }
-        scores = query_scores(self._files, op.query, prefix, candidates, want=op.offset + op.limit)
-        scored = sorted(((candidates[ident], score) for ident, score in scores.items()),
-                        key=lambda pair: (-pair[1], -pair[0][1].updated_at.timestamp()))
-        rest = sorted((found for ident, found in candidates.items() if ident not in scores),
-                      key=lambda found: found[1].updated_at, reverse=True)
-        return [*scored, *((found, None) for found in rest)]
+        candidates: dict[Ident, _Found] = {}
+        indexed: dict[Ident, StoredItem] = {}
+        for namespace in self._files.namespaces(prefix):
+            visible, hidden = self._files.read_namespace(namespace)
+            searchable = {stored.key for stored in indexed_items(visible)}
+            for stored in merged_items(visible, hidden):
+                if value_matches(stored.value, op.filter) and not self._omitted(stored):
+                    candidates[namespace, stored.key] = (namespace, stored)
+                    if stored.key in searchable:
+                        indexed[namespace, stored.key] = stored
+        hybrid = query_scores(self._files, op.query, prefix, set(indexed), want=op.offset + op.limit)
+        similar = similarities(self._memory, op.query, {
+            ident: (stored.value, stored.fields or self._fields) for ident, stored in indexed.items()})
+        newest = sorted(candidates, key=lambda ident: candidates[ident][1].updated_at, reverse=True)
+        ranked = rank_items(similar, hybrid, newest)
+        return [(candidates[ident], score, mine) for ident, score, mine in ranked]
 
     # -- TTL -------------------------------------------------------------------------
 

@@ -40,7 +40,8 @@ class Change:
     file, or the hidden unindexed one when False); :func:`apply_changes` ignores
     it. ``created_at``, when set, is the item's creation time whatever the file
     holds (an item moving in from the other file keeps its own). ``ttl`` (minutes) makes the
-    item expire that long after the write; ``None`` never.
+    item expire that long after the write; ``None`` never. ``fields``: the paths to embed the item
+    by (``put(..., index=[...])``), ``None`` for the store's.
     """
 
     key: str
@@ -48,6 +49,7 @@ class Change:
     indexed: bool = True
     created_at: dt.datetime | None = None
     ttl: float | None = None
+    fields: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,8 @@ def apply_changes(
             continue
         created = change.created_at or (entries[positions[0]][2] if positions else now)
         expiry = Expiry.after(change.ttl, now) if change.ttl is not None else None
-        section = render_item(change.key, change.value, created_at=created, updated_at=now, expiry=expiry)
+        section = render_item(change.key, change.value, created_at=created, updated_at=now, expiry=expiry,
+                              embed_fields=change.fields)
         if positions:
             entries[positions[0]] = (change.key, section, created)
             entries = [entry for i, entry in enumerate(entries) if i not in positions[1:]]
@@ -178,7 +181,7 @@ def plan_changes(
             continue
         existing = None if recreated else find_item(key, visible, hidden)
         placed = Change(key, change.value, change.indexed, existing.created_at if existing else now,
-                        change.ttl)
+                        change.ttl, change.fields)
         (to_visible if change.indexed else to_hidden).append(placed)
     moved_in = [c.key for c in to_visible if c.key in in_hidden]
     moved_out = [c.key for c in to_hidden if c.key in in_visible]

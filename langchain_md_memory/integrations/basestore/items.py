@@ -21,6 +21,7 @@ from ...errors import MemoryInputError, check_write_size
 from .sections import ParsedFile, StoredItem, parse_sections
 
 __all__ = [
+    "MemorySearchItem",
     "check_page",
     "check_put",
     "indexed_items",
@@ -29,6 +30,22 @@ __all__ = [
     "to_item",
     "to_search_item",
 ]
+
+
+class MemorySearchItem(SearchItem):
+    """A store search result that also carries the memory's own ranking of it.
+
+    ``score`` is what LangGraph's stores give (with a query: the cosine similarity of query and
+    item); ``hybrid_score`` is the memory's calibrated hybrid score (vector and keyword evidence,
+    as ``mem.search`` ranks), ``None`` when the query did not rank the item.
+    """
+
+    __slots__ = ("hybrid_score",)
+
+    def __init__(self, item: Item, score: float | None, hybrid_score: float | None) -> None:
+        super().__init__(namespace=item.namespace, key=item.key, value=item.value, created_at=item.created_at,
+                         updated_at=item.updated_at, score=score)
+        self.hybrid_score = hybrid_score
 
 
 def only_preamble(text: str | None, preamble: str) -> bool:
@@ -61,16 +78,9 @@ def to_item(namespace: tuple[str, ...], stored: StoredItem) -> Item:
     )
 
 
-def to_search_item(item: Item, score: float | None) -> SearchItem:
+def to_search_item(item: Item, score: float | None, hybrid_score: float | None = None) -> MemorySearchItem:
     """An ``Item`` as a search result with ``score`` (``None``: not scored by a query)."""
-    return SearchItem(
-        namespace=item.namespace,
-        key=item.key,
-        value=item.value,
-        created_at=item.created_at,
-        updated_at=item.updated_at,
-        score=score,
-    )
+    return MemorySearchItem(item, score, hybrid_score)
 
 
 def redacted_value(value: Any, redact: Callable[[str], str]) -> Any:

@@ -1,4 +1,11 @@
-"""A store search with a ``query``: the memory's hybrid pipeline scores the items it recalls.
+"""A store search with a ``query``: how similar each item is, and how the memory ranks it.
+
+Each item gets two numbers. ``score`` is what LangGraph's ``InMemoryStore`` and ``PostgresStore``
+return: the cosine similarity of the query's vector and the item's, taken over the texts its
+index fields select (``"$"``, the default: the whole value as JSON; ``get_text_at_path``
+paths otherwise), the best of them. ``hybrid_score`` is the memory's own calibrated score of the
+item's best chunk (vector and keyword evidence merged), the number ``mem.search`` ranks by; it
+ranks instead of the cosine in a keyword-only memory.
 
 Example:
     .. code-block:: python
@@ -10,16 +17,30 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import logging
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from langgraph.store.base import get_text_at_path
+
+from ...errors import MemoryInputError
 from .folders import NamespaceFiles
 from .items import indexed_items
 from .sections import ParsedFile
 
-__all__ = ["Ident", "query_scores"]
+if TYPE_CHECKING:
+    from ...core import MemoryCore
+
+__all__ = ["DEFAULT_FIELDS", "Ident", "index_config", "query_scores", "rank_items", "similarities",
+           "store_fields"]
+
+logger = logging.getLogger(__name__)
 
 Ident = tuple[tuple[str, ...], str]
 """An item's identity: ``(namespace, key)``."""
+
+DEFAULT_FIELDS = ("$",)
+"""What a store embeds of an item by default: its whole value (as LangGraph's stores do)."""
 
 # The most hits one query search asks the pipeline for while looking for enough store items.
 _MAX_QUERY_POOL = 1000
@@ -27,7 +48,7 @@ _MAX_QUERY_POOL = 1000
 
 def query_scores(files: NamespaceFiles, query: str, prefix: tuple[str, ...], candidates: Collection[Ident], *,
                  want: int) -> dict[Ident, float]:
-    """The pipeline's score of each candidate it recalls (an item's best chunk), as far as needed.
+    """The hybrid score of each candidate the pipeline recalls (an item's best chunk), as far as needed.
 
     Other memory files share the ranking, so the pool widens until ``want`` candidates are
     scored, every candidate is, or the pipeline has nothing more to give.
@@ -52,3 +73,89 @@ def query_scores(files: NamespaceFiles, query: str, prefix: tuple[str, ...], can
         if len(scores) >= min(want, len(candidates)) or len(hits) < pool or pool >= _MAX_QUERY_POOL:
             return scores
         pool = min(pool * 4, _MAX_QUERY_POOL)
+
+
+def similarities(memory: MemoryCore, query: str,
+                 items: Mapping[Ident, tuple[Mapping[str, Any], Sequence[str]]]) -> dict[Ident, float] | None:
+    """Each item's cosine similarity to ``query``: the best over the texts its fields select.
+
+    ``items`` maps an item to its value and index fields. Vectors come from the index's embedding
+    cache when the text was seen before. ``None`` when there are no vectors to compare (a
+    keyword-only memory, the embeddings down); an item whose fields select no text is left out.
+    """
+    texts: list[str] = []
+    owners: list[Ident] = []
+    for ident, (value, fields) in items.items():
+        for path in fields:
+            for text in get_text_at_path(value, path):
+                texts.append(text)
+                owners.append(ident)
+    try:
+        scores = memory.similarity(query, texts)
+    except Exception as exc:  # a provider failing mid-search: the hybrid ranking answers
+        logger.warning("store search: cosine similarity unavailable, ranking by the memory's score: %s", exc)
+        return None
+    if scores is None:
+        return None
+    best: dict[Ident, float] = {}
+    for ident, score in zip(owners, scores, strict=True):
+        best[ident] = max(score, best.get(ident, score))
+    return best
+
+
+def rank_items(similar: Mapping[Ident, float] | None, hybrid: Mapping[Ident, float],
+               newest_first: Sequence[Ident]) -> list[tuple[Ident, float | None, float | None]]:
+    """``(item, score, hybrid_score)`` for every item of ``newest_first``, in a query search's order.
+
+    ``score`` is the cosine similarity (``similar``), or the hybrid score when there is none (a
+    keyword-only memory); scored items come first, best first (the newer on a tie), then the rest,
+    newest first, with ``score=None``.
+    """
+    scores = hybrid if similar is None else similar
+    age = {ident: i for i, ident in enumerate(newest_first)}
+    scored = sorted((ident for ident in newest_first if ident in scores),
+                    key=lambda ident: (-scores[ident], age[ident]))
+    rest = [ident for ident in newest_first if ident not in scores]
+    return [(ident, scores.get(ident), hybrid.get(ident)) for ident in [*scored, *rest]]
+
+
+def store_fields(index: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The fields of a store's ``index`` config (``{"fields": [...]}``); the default without one.
+
+    Raises:
+        MemoryInputError: for other keys (the memory's own embeddings embed the store: pass
+            ``embeddings=`` to ``MarkdownMemory``) or fields that are not a list of paths.
+    """
+    if index is None:
+        return DEFAULT_FIELDS
+    other = sorted(set(index) - {"fields"})
+    if other:
+        raise MemoryInputError(
+            f"as_store(index=...) takes only 'fields', not {other}: the memory's own embeddings embed the "
+            "store's items (give them to MarkdownMemory(embeddings=...))"
+        )
+    fields = index.get("fields")
+    if fields is None:
+        return DEFAULT_FIELDS
+    if isinstance(fields, str) or not all(isinstance(path, str) and path for path in fields):
+        raise MemoryInputError(f"index fields must be a list of paths such as ['text', 'tags[*]'], "
+                               f"got {fields!r}")
+    return tuple(fields)
+
+
+def index_config(memory: MemoryCore, fields: Sequence[str] = DEFAULT_FIELDS) -> dict[str, Any] | None:
+    """``{"dims", "embed", "fields"}`` as LangGraph's stores expose it; ``None`` without vectors.
+
+    The memory's embeddings (asked for their dimension once, if no call has shown it yet) embed
+    what ``fields`` select of each item; ``dims`` and ``embed`` are ``None`` while the provider
+    cannot be reached.
+    """
+    try:
+        model = memory.embedding_model()
+    except Exception as exc:  # an attribute read must not fail because a provider is down
+        logger.warning("store index_config: embedding dimension unknown: %s", exc)
+        return {"dims": None, "embed": None, "fields": list(fields)}
+    if model is None:
+        return None
+    embed, dims = model
+    return {"dims": dims, "embed": embed, "fields": list(fields)}

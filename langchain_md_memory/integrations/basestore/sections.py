@@ -86,6 +86,9 @@ class StoredItem:
     end_line: int
     source: str
     expiry: Expiry | None = None
+    fields: tuple[str, ...] | None = None
+    """The paths the item was put with (``put(..., index=[...])``), kept as ``"index": [...]`` in its
+    metadata line; ``None``: the store's own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +185,11 @@ def render_item(
     created_at: dt.datetime,
     updated_at: dt.datetime,
     expiry: Expiry | None = None,
+    embed_fields: Sequence[str] | None = None,
 ) -> str:
     """One item's section text (heading, metadata line and ``expiry``, body), ending in a newline.
+
+    ``embed_fields``: the paths to embed the item by (written as ``"index": [...]``), else the store's.
 
     Raises:
         ValueError: for a bad key or a value that is not a JSON object.
@@ -191,6 +197,8 @@ def render_item(
     check_key(key)
     value = _check_value(value)
     meta: dict[str, Any] = {"created_at": created_at.isoformat(), "updated_at": updated_at.isoformat()}
+    if embed_fields is not None:
+        meta["index"] = list(embed_fields)
     content = value.get("content")
     if isinstance(content, str) and _markdown_safe(content):
         fields = {k: v for k, v in value.items() if k != "content"}
@@ -252,7 +260,12 @@ def _parse_item(lines: list[str], start: int, end: int, fallback_time: dt.dateti
         end_line=end + 1,
         source="\n".join(lines[start : end + 1]),
         expiry=parse_expiry(meta_match[2]) if meta_match is not None and meta_match[2] else None,
+        fields=_fields(meta.get("index")),
     )
+
+
+def _fields(raw: Any) -> tuple[str, ...] | None:
+    return tuple(raw) if isinstance(raw, list) and all(isinstance(path, str) for path in raw) else None
 
 
 def _parse_json_body(key: str, body: str) -> dict[str, Any]:

@@ -1,0 +1,50 @@
+"""Where the MCP server may listen: loopback freely, any other address only on purpose and with a token.
+
+Standard library only, so ``md-memory mcp`` checks its options before the MCP SDK is imported.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory.integrations.mcp_bind import bind_problem
+
+        assert bind_problem("127.0.0.1", token=None, allow_remote=False) is None
+        assert bind_problem("0.0.0.0", token=None, allow_remote=True)  # needs a token
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOKEN_ENV", "bind_problem", "is_loopback"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+TOKEN_ENV = "MD_MEMORY_MCP_TOKEN"
+"""The environment variable holding the HTTP bearer token (never an argument: ``ps`` shows those)."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_problem(host: str, *, token: str | None, allow_remote: bool) -> str | None:
+    """Why the server must not listen on ``host``, or ``None`` when it may.
+
+    A non-loopback address would open the memory to the network: it needs ``allow_remote`` (the
+    CLI's ``--allow-remote``) and a bearer token, which every request must then carry.
+    """
+    if is_loopback(host):
+        return None
+    if not allow_remote:
+        return (f"refusing to serve the memory on {host}, which is not loopback: pass --allow-remote "
+                f"and set ${TOKEN_ENV} to a bearer token that every client must send")
+    if not token:
+        return (f"refusing to serve the memory on {host} without a bearer token: set ${TOKEN_ENV} "
+                "(every request must then send 'Authorization: Bearer <token>')")
+    return None

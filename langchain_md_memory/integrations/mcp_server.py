@@ -1,0 +1,228 @@
+"""The memory as an MCP server: the three memory tools, and each memory file as a read-only resource.
+
+Built on the official MCP Python SDK (``FastMCP``; the ``mcp`` extra). The MCP
+tools are the LangChain tools of :func:`~.tools.create_memory_tools` seen
+through MCP, not a second definition: same names, descriptions and JSON
+schemas, and each call runs the LangChain tool itself, so its argument checks,
+limits, error messages, path guard, size caps and redaction are the ones an
+agent in a graph gets. A call the tool answers with an error (``Error: ...``, a
+``ToolMessage`` with ``status="error"``) comes back as an MCP tool error
+(``isError``), and the server goes on serving.
+
+Each Markdown file of the memory is a resource ``memory://<path>``
+(``memory://MEMORY.md``, ``memory://2026-12-01.md``, ``memory://sessions/t1.md``),
+listed afresh on every request and read through the same path guard.
+
+Over HTTP (streamable HTTP) the server binds to 127.0.0.1 by default; with a
+bearer token (:func:`serve` ``token=``) every request without
+``Authorization: Bearer <token>`` is refused with 401.
+
+Example:
+    .. code-block:: python
+
+        from langchain_md_memory import MarkdownMemory
+        from langchain_md_memory.integrations.mcp_server import create_mcp_server, serve
+
+        with MarkdownMemory("memory", embeddings="none") as mem:
+            serve(create_mcp_server(mem))  # what `md-memory --dir memory mcp` does
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import os
+import sys
+import uuid
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote, unquote
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from pydantic import AnyUrl, ConfigDict
+
+from ..core import MemoryCore
+from ..errors import MemoryStoreError
+from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
+from .mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV, bind_problem, is_loopback
+from .tools import _for_the_model, create_memory_tools
+
+try:
+    import anyio
+    import uvicorn
+    from mcp.server.fastmcp import FastMCP
+    from mcp.server.fastmcp.exceptions import ResourceError
+    from mcp.server.fastmcp.tools import Tool
+    from mcp.server.fastmcp.utilities.func_metadata import ArgModelBase, FuncMetadata
+    from mcp.server.lowlevel.helper_types import ReadResourceContents
+    from mcp.server.stdio import stdio_server
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+    from mcp.types import Resource as MCPResource
+except ImportError as exc:  # pragma: no cover - exercised by an install without the extra
+    raise ImportError(
+        "the MCP server needs the 'mcp' extra: pip install 'langchain-md-memory[mcp]'"
+    ) from exc
+
+__all__ = [
+    "RESOURCE_SCHEME",
+    "TOKEN_ENV",
+    "create_mcp_server",
+    "is_loopback",
+    "mcp_tool",
+    "resource_path",
+    "resource_uri",
+    "serve",
+]
+
+RESOURCE_SCHEME = "memory://"
+"""How a memory file is named as an MCP resource: ``memory://`` + its relative path."""
+
+_READ_ONLY = {"memory_search", "memory_get"}
+
+
+class _RawArguments(ArgModelBase):
+    """Passes a call's arguments through untouched: the LangChain tool validates them itself, so a bad
+    argument gets the tool's own message ("Error: invalid arguments for memory_get: ...")."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+def mcp_tool(tool: BaseTool) -> Tool:
+    """The FastMCP tool that runs the LangChain ``tool``: its name, description and JSON schema.
+
+    Example:
+        .. code-block:: python
+
+            tools = [mcp_tool(t) for t in create_memory_tools(mem)]
+            server = FastMCP("md-memory", tools=tools)
+    """
+
+    async def call(**arguments: Any) -> CallToolResult:
+        reply = await tool.ainvoke(
+            {"type": "tool_call", "id": f"mcp-{uuid.uuid4().hex}", "name": tool.name, "args": arguments}
+        )
+        assert isinstance(reply, ToolMessage)  # a tool call in gives a ToolMessage out
+        content = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+        return CallToolResult(content=[TextContent(type="text", text=content)],
+                              isError=reply.status == "error")
+
+    return Tool(
+        fn=call,
+        name=tool.name,
+        description=tool.description,
+        parameters=tool.tool_call_schema.model_json_schema(),  # type: ignore[union-attr]
+        fn_metadata=FuncMetadata(arg_model=_RawArguments),
+        is_async=True,
+        annotations=ToolAnnotations(readOnlyHint=tool.name in _READ_ONLY, destructiveHint=False,
+                                    openWorldHint=False),
+    )
+
+
+def resource_uri(path: str) -> str:
+    """A memory file's resource URI: ``MEMORY.md`` -> ``memory://MEMORY.md`` (other characters escaped)."""
+    return RESOURCE_SCHEME + quote(path, safe="/")
+
+
+def resource_path(uri: str) -> str:
+    """The memory file a resource URI names; ``ResourceError`` for a URI of another scheme."""
+    if not uri.startswith(RESOURCE_SCHEME):
+        raise ResourceError(f"not a memory resource: {uri} (memory files are {RESOURCE_SCHEME}<path>)")
+    return unquote(uri[len(RESOURCE_SCHEME):])
+
+
+class _MemoryServer(FastMCP[Any]):
+    """FastMCP whose resources are the memory's files as they are now (new files included)."""
+
+    def __init__(self, mem: MemoryCore, **kwargs: Any) -> None:
+        self._memory = mem
+        super().__init__(**kwargs)
+
+    async def list_resources(self) -> list[MCPResource]:
+        paths = await asyncio.to_thread(self._memory.list_files)
+        return [
+            MCPResource(uri=AnyUrl(resource_uri(path)), name=path, mimeType="text/markdown",
+                        description=f"The memory file {path} (read-only)")
+            for path in paths
+        ]
+
+    async def read_resource(self, uri: AnyUrl | str) -> Iterable[ReadResourceContents]:
+        path = resource_path(str(uri))
+        try:
+            text = await asyncio.to_thread(self._memory.get, path)
+        except (MemoryStoreError, ValueError, OSError) as exc:
+            raise ResourceError(f"cannot read {path}: {_for_the_model(exc)}") from exc
+        return [ReadResourceContents(content=text, mime_type="text/markdown")]
+
+
+def create_mcp_server(mem: MemoryCore, *, prompts: MemoryPrompts = DEFAULT_PROMPTS, name: str = "md-memory",
+                      host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> FastMCP[Any]:
+    """An MCP server over ``mem``: ``memory_search``, ``memory_get``, ``memory_update`` and the files.
+
+    ``prompts`` gives the tool descriptions and the server's instructions (the memory policy), as for
+    :func:`~.tools.create_memory_tools`; ``host`` and ``port`` are used by the HTTP transport.
+
+    Example:
+        .. code-block:: python
+
+            serve(create_mcp_server(mem))  # stdio; serve(..., http=True) for HTTP
+    """
+    tools = [mcp_tool(tool) for tool in create_memory_tools(mem, prompts=prompts)]
+    return _MemoryServer(mem, name=name, instructions=prompts.policy, tools=tools, host=host, port=port,
+                         log_level="WARNING")
+
+
+class _BearerGuard:
+    """ASGI middleware refusing every HTTP request without ``Authorization: Bearer <token>`` (401)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", b"Bearer"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+async def _serve_stdio(server: FastMCP[Any]) -> None:
+    """``server.run("stdio")`` on copies of the standard streams: the SDK closes the streams it was
+    given when the client goes, and the process's own ``sys.stdout`` must outlive that."""
+    stdin = open(os.dup(sys.stdin.fileno()), encoding="utf-8", errors="replace")  # noqa: SIM115
+    stdout = open(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")  # noqa: SIM115
+    with stdin, stdout:
+        async with stdio_server(anyio.wrap_file(stdin), anyio.wrap_file(stdout)) as (read, write):
+            lowlevel = server._mcp_server  # FastMCP.run_stdio_async does this with the process's streams
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
+def serve(server: FastMCP[Any], *, http: bool = False, token: str | None = None,
+          allow_remote: bool = False) -> None:
+    """Run ``server`` until it is stopped: stdio, or streamable HTTP at ``/mcp`` on its host and port.
+
+    With ``token`` every HTTP request must carry it as a bearer token. An address other than
+    loopback needs ``allow_remote`` and a token, else ``ValueError`` (see :func:`.mcp_bind.bind_problem`).
+    """
+    if not http:
+        anyio.run(_serve_stdio, server)
+        return
+    host, port = server.settings.host, server.settings.port
+    problem = bind_problem(host, token=token, allow_remote=allow_remote)
+    if problem is not None:
+        raise ValueError(problem)
+    app = server.streamable_http_app()
+    config = uvicorn.Config(_BearerGuard(app, token) if token else app, host=host, port=port,
+                            log_level="warning")
+    asyncio.run(uvicorn.Server(config).serve())
