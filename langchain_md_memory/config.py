@@ -111,10 +111,13 @@ class MemoryConfig(_Frozen):
     min_score: float | None = Field(None, ge=0.0)
     """Hits whose ``relevance`` (calibrated evidence, see ``search.relevance``) is lower are dropped.
 
-    ``None`` (default): a gate, not a cut: when the vector path ran and no hit
-    reaches 0.45, nothing comes back; otherwise every hit stays. No gate on a
-    keyword-only search, where no semantic evidence can weigh a partial match. With
-    ``fusion="weighted_raw"`` it cuts the merged score, as in the seed."""
+    ``None`` (default): nothing is cut. A search returns its best candidates whenever
+    a recall path found any, each labelled ``confident`` or not (relevance 0.45), so a
+    stored answer with weak evidence still comes back, marked as weak. Set a number to
+    cut (opt-in). With ``fusion="weighted_raw"`` it cuts the merged score, as in the seed."""
+    recall_confident_only: bool = True
+    """What is injected into the prompt unread (first-turn recall in the node and the middleware):
+    only ``confident`` hits when True, since nobody weighs them there; the tools show every hit."""
     vector_weight: float = Field(0.5, ge=0.0)
     text_weight: float = Field(0.5, ge=0.0)
     fusion: FusionSpec = "weighted"

@@ -106,8 +106,11 @@ class MemorySearchResult:
     statement of a fact raised to the place of an older one, see
     :mod:`langchain_md_memory.search.decay`);
     ``relevance_rank`` the 1-based rank before MMR reordered the hits;
-    ``relevance`` the absolute evidence in [0, 1] that ``min_score`` is
-    compared with (see :mod:`langchain_md_memory.search.relevance`);
+    ``relevance`` the absolute evidence in [0, 1] that an explicit ``min_score`` is
+    compared with (see :mod:`langchain_md_memory.search.relevance`); ``confident`` whether that
+    evidence says the hit answers the query (``relevance`` at least
+    :data:`~langchain_md_memory.search.relevance.CONFIDENT_RELEVANCE`): a label for the reader,
+    never a cut;
     ``provenance`` the ``src:`` comments of its lines (``("thread=abc msg=xyz 2026-12-03",)``).
     """
 
@@ -131,6 +134,7 @@ class MemorySearchResult:
     relevance: float = 0.0
     provenance: tuple[str, ...] = ()
     """Where the hit's facts came from: the body of each ``<!-- src: ... -->`` comment in its text."""
+    confident: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The hit as a plain dict (JSON-ready)."""

@@ -7,7 +7,9 @@ rank at which each group is first found (``None`` when not in the ranking):
 - ``R@k``: share of the query's groups found in the top ``k``;
 - reciprocal rank: ``1 / rank`` of the first hit that finds any group, 0 if none;
 - top-1: the first hit finds a group;
-- no-answer (gold empty): the search returned nothing at all.
+- no-answer (gold empty): the search returned nothing at all, or no hit labelled ``confident``;
+- labels: an answerable query whose first hit is gold should have that hit ``confident``;
+  ``empty`` counts answerable queries that got no hit at all (a withheld answer).
 
 Example:
     .. code-block:: python
@@ -19,16 +21,19 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "RELEVANCE_BUCKETS",
     "Outcome",
     "Summary",
     "gold_ranks",
     "recall_at_k",
     "reciprocal_rank",
+    "reliability",
     "summarise",
     "top1",
 ]
@@ -77,6 +82,12 @@ class Outcome:
     ranks: tuple[int | None, ...]
     returned: int
     split: str = ""
+    confident: bool = False
+    """Some hit was labelled ``confident``."""
+    top_confident: bool = False
+    """The first hit was labelled ``confident``."""
+    top_relevance: float | None = None
+    """The first hit's ``relevance`` (``None`` without hits)."""
 
     @property
     def answerable(self) -> bool:
@@ -95,6 +106,10 @@ class Summary:
     mrr: float | None
     top1: float | None
     no_answer_rate: float | None
+    empty: int = 0
+    """Answerable queries that got no hit at all."""
+    gold_top_confident: float | None = None
+    """Share of answerable queries whose first hit is gold that have it labelled ``confident``."""
 
 
 def _mean(values: Collection[float]) -> float | None:
@@ -113,5 +128,27 @@ def summarise(outcomes: Iterable[Outcome]) -> Summary:
         r10=_mean([recall_at_k(o.ranks, 10) for o in ans]),
         mrr=_mean([reciprocal_rank(o.ranks) for o in ans]),
         top1=_mean([top1(o.ranks) for o in ans]),
-        no_answer_rate=_mean([1.0 if o.returned == 0 else 0.0 for o in none]),
+        no_answer_rate=_mean([1.0 if o.returned == 0 or not o.confident else 0.0 for o in none]),
+        empty=sum(1 for o in ans if o.returned == 0),
+        gold_top_confident=_mean([1.0 if o.top_confident else 0.0 for o in ans if top1(o.ranks)]),
     )
+
+
+RELEVANCE_BUCKETS = (0.0, 0.2, 0.3, 0.45, 0.6, 0.8, 1.01)
+"""Edges of the reliability table's buckets of first-hit relevance (0.45: the confident label)."""
+
+
+def reliability(outcomes: Iterable[Outcome]) -> list[tuple[str, int, float | None, float | None]]:
+    """Per bucket of first-hit relevance: ``(bucket, queries, share first hit gold, share confident)``.
+
+    No-answer queries count as first hit not gold: the table says how far each
+    relevance can be trusted on this data.
+    """
+    rows = []
+    items = [o for o in outcomes if o.top_relevance is not None]
+    for low, high in itertools.pairwise(RELEVANCE_BUCKETS):
+        part = [o for o in items if low <= (o.top_relevance or 0.0) < high]
+        label = f"{low:.2f}–{min(high, 1.0):.2f}"
+        rows.append((label, len(part), _mean([top1(o.ranks) for o in part]),
+                     _mean([1.0 if o.top_confident else 0.0 for o in part])))
+    return rows

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .configs import ConfigSpec
-from .metrics import Outcome, Summary, summarise
+from .metrics import Outcome, Summary, reliability, summarise
 
 __all__ = ["BEGIN", "END", "DatasetResult", "render", "splice", "summaries"]
 
@@ -51,7 +51,8 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]
 
 
 def _metric_cells(s: Summary, with_no_answer: bool) -> list[str]:
-    cells = [str(s.answerable), _fmt(s.r5), _fmt(s.r10), _fmt(s.mrr), _fmt(s.top1)]
+    cells = [str(s.answerable), _fmt(s.r5), _fmt(s.r10), _fmt(s.mrr), _fmt(s.top1), str(s.empty),
+             _fmt(s.gold_top_confident)]
     if with_no_answer:
         cells.append("-" if s.no_answer_rate is None else f"{s.no_answer_rate:.3f} ({s.no_answer})")
     return cells
@@ -85,7 +86,8 @@ def render_dataset(result: DatasetResult) -> list[str]:
         lines.append("")
     # The no-answer column only where the data set has questions without an answer.
     na = any(not o.answerable for _, outcomes in _runs(result) for o in outcomes)
-    metrics = ["answerable", "R@5", "R@10", "MRR", "top-1", *(["no-answer rate (n)"] if na else [])]
+    metrics = ["answerable", "R@5", "R@10", "MRR", "top-1", "empty", "gold top-1 confident",
+               *(["no-answer not confident (n)"] if na else [])]
     header = ["config", "split", *metrics, "query s"]
     rows = []
     for name, outcomes in _runs(result):
@@ -102,6 +104,14 @@ def render_dataset(result: DatasetResult) -> list[str]:
             part = _subset(outcomes, ALL, category)
             if part:
                 rows.append([name, category, *_metric_cells(summarise(part), na)])
+    lines += _table(header, rows)
+    lines += ["", "Reliability of the first hit's label (`default`), by its relevance:", ""]
+    header = ["split", "first-hit relevance", "queries", "first hit gold", "labelled confident"]
+    rows = []
+    for split in [*result.splits, ALL]:
+        for bucket, n, gold, confident in reliability(_subset(result.outcomes.get("default", []), split)):
+            if n:
+                rows.append([split, bucket, n, _fmt(gold), _fmt(confident)])
     lines += _table(header, rows)
     lines.append("")
     return lines

@@ -115,7 +115,10 @@ def evaluate(folder: Path, queries: Sequence[Query], spec: ConfigSpec,
         for q in queries:
             hits = mem.search(q.text, max_results=DEPTH)
             ranks = gold_ranks(hits, q.gold, _found)
-            outcomes.append(Outcome(q.qid, q.category, tuple(ranks), len(hits), q.split))
+            outcomes.append(Outcome(q.qid, q.category, tuple(ranks), len(hits), q.split,
+                                    confident=any(h.confident for h in hits),
+                                    top_confident=bool(hits) and hits[0].confident,
+                                    top_relevance=hits[0].relevance if hits else None))
     return outcomes
 
 

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from ..core import MemoryCore
 from ..errors import MemoryInputError
+from ..search.relevance import NO_STRONG_MATCH
 from ..sync.indexer import SyncStats
 from ..types import MemorySearchResult, ProgressCallback
 from .parser import DREAM_MODEL_ENV
@@ -88,13 +89,15 @@ def _search(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO)
     ranked = mem.search_detailed(args.query, max_results=args.k)
     if args.json:
         _dump({"query": args.query, "degraded": ranked.degraded, "funnel": ranked.funnel,
-               "results": [_hit(h) for h in ranked.hits]}, out)
+               "confident": ranked.confident, "results": [_hit(h) for h in ranked.hits]}, out)
         return 0
     if ranked.degraded:
         print(f"note: {ranked.degraded}", file=err)
     if not ranked.hits:
         print("no results", file=out)
         return 0
+    if not ranked.confident:
+        print(NO_STRONG_MATCH, file=out)
     _print_table(ranked.hits, out)
     return 0
 
@@ -103,12 +106,13 @@ def _print_table(hits: Sequence[MemorySearchResult], out: TextIO) -> None:
     def fmt(x: float | None) -> str:
         return "-" if x is None else f"{x:.3f}"
 
-    header = (f"{'#':>2}  {'score':>6}  {'vector':>6}  {'keyword':>7}  {'relev':>5}  {'decay':>5}  "
-              f"{'source':<7}  location")
+    header = (f"{'#':>2}  {'score':>6}  {'vector':>6}  {'keyword':>7}  {'relev':>5}  {'conf':<4}  "
+              f"{'decay':>5}  {'source':<7}  location")
     print(header, file=out)
     for i, h in enumerate(hits, 1):
         print(f"{i:>2}  {h.score:>6.3f}  {fmt(h.vector_score):>6}  {fmt(h.keyword_score):>7}  "
-              f"{h.relevance:>5.2f}  {h.decay:>5.2f}  {h.source:<7}  {h.citation}", file=out)
+              f"{h.relevance:>5.2f}  {'yes' if h.confident else 'no':<4}  {h.decay:>5.2f}  {h.source:<7}  "
+              f"{h.citation}", file=out)
         snippet = " ".join(h.text.split())
         print(textwrap.indent(textwrap.shorten(snippet, width=100, placeholder=" …"), "    "), file=out)
 

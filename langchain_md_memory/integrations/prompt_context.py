@@ -26,6 +26,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from ..core import MemoryCore
 from ..errors import MemoryStoreError
 from ..prompts import DEFAULT_PROMPTS
+from ..search.relevance import NO_STRONG_MATCH
 from ..text import estimate_tokens
 from ..types import MEMORY_MESSAGE_IDS, RECALL_ID, SESSION_CONTEXT_ID, MemorySearchResult
 
@@ -57,12 +58,28 @@ _SUMMARY_PREFIXES = ("here is a summary of the conversation",)
 
 
 def format_hits(hits: Sequence[MemorySearchResult], *, start: int = 1) -> str:
-    """Hits as compact blocks a model can cite: ``[n] path#Lstart-Lend (score 0.83)`` then the text."""
+    """Hits as compact blocks a model can cite: ``[n] path#Lstart-Lend (score 0.83)`` then the text.
+
+    A hit not labelled ``confident`` says so (``(score 0.41, weak match)``) when others are:
+    the model weighs it instead of taking it for the answer.
+    """
+    mixed = any(hit.confident for hit in hits)
+
+    def label(hit: MemorySearchResult) -> str:
+        weak = ", weak match" if mixed and not hit.confident else ""
+        return f"(score {hit.score:.2f}{weak})"
+
     blocks = [
-        f"[{n}] {hit.citation} (score {hit.score:.2f})\n{hit.text.strip()}"
+        f"[{n}] {hit.citation} {label(hit)}\n{hit.text.strip()}"
         for n, hit in enumerate(hits, start=start)
     ]
     return "\n\n".join(blocks)
+
+
+def search_answer(hits: Sequence[MemorySearchResult]) -> str:
+    """What a reader is shown for ``hits``: the hits, under :data:`NO_STRONG_MATCH` when none is confident."""
+    text = format_hits(hits)
+    return text if any(hit.confident for hit in hits) else f"{NO_STRONG_MATCH}\n\n{text}"
 
 
 def message_text(message: BaseMessage) -> str:
@@ -186,6 +203,8 @@ def recall_text(mem: MemoryCore, query: str, *, already_seen: Iterable[str], max
     """First-turn recall: search ``query``, keep new hits within the budget, format them; ``""`` if none.
 
     The hits follow ``header`` (the ``recall_header`` of :class:`~langchain_md_memory.prompts.MemoryPrompts`).
+    Nobody weighs them there, so only ``confident`` hits are injected unless the memory's
+    ``recall_confident_only`` is False.
 
     A memory that cannot answer (closed, broken index) logs a warning and yields ``""``.
     """
@@ -197,7 +216,9 @@ def recall_text(mem: MemoryCore, query: str, *, already_seen: Iterable[str], max
         logger.warning("first-turn recall skipped: memory unavailable: %s", exc)
         return ""
     budget = max_tokens - estimate_tokens(header)
-    hits = select_hits(ranked.hits, already_seen, budget)
+    candidates = ([hit for hit in ranked.hits if hit.confident] if mem.config.recall_confident_only
+                  else ranked.hits)
+    hits = select_hits(candidates, already_seen, budget)
     if not hits:
         return ""
     return f"{header}\n\n{format_hits(hits)}"

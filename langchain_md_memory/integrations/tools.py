@@ -7,7 +7,8 @@ implementations. Errors a model can fix (a bad path, text not found, an empty
 as a traceback: memory errors are raised as ``ToolException`` and the tools
 are built with ``handle_tool_error=True``; argument validation errors are
 turned into the same kind of message. ``memory_search`` on a memory that
-cannot answer (closed, broken index) returns ``memory disabled: <reason>``.
+cannot answer (closed, broken index) returns ``memory disabled: <reason>``; when no hit
+is labelled ``confident`` its first line says ``No strong match in memory; closest notes:``.
 
 Example:
     .. code-block:: python
@@ -42,7 +43,7 @@ from ..facts import provenance_label
 from ..files.paths import resolve_alias
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from ..secrets import scrub
-from .prompt_context import format_hits
+from .prompt_context import search_answer
 
 __all__ = [
     "MEMORY_TOOLS_POLICY",
@@ -166,7 +167,7 @@ def _search(mem: MemoryCore, query: str, max_results: int | None = None) -> str:
             "before concluding that nothing is stored."
         )
     else:
-        text = format_hits(ranked.hits)
+        text = search_answer(ranked.hits)
     if ranked.degraded:
         text += f"\n\nNote: {ranked.degraded}"
     return text

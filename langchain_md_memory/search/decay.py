@@ -7,7 +7,7 @@ does not lose value for having been written long ago.
 
 Recency also orders statements of one fact: a hit holding a line the package wrote on day *W*
 (its ``<!-- src: ... W -->`` comment, e.g. left by ``supersede``) is newer than a log or note
-dated before *W*: when it answers the query itself (its relevance reaches the gate's bar), it takes
+dated before *W*: when it answers the query itself (it is labelled ``confident``), it takes
 the place of such a hit ranked above it that it scores at least ``newer_first`` (0.8, the default
 decay floor: the span age alone may move an old note by) times as much. It is raised to that hit's
 score, above whatever stood between them (the query found the fact there; its current statement

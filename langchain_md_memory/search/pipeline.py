@@ -33,7 +33,7 @@ from .decay import apply_temporal_decay
 from .fusion import resolve_fusion
 from .merge import filter_min_score, merge_candidates
 from .mmr import Similarity, cosine_similarity_fn, mmr_rerank
-from .relevance import DEFAULT_MIN_RELEVANCE, Translations, annotate_relevance, calibration, relevant
+from .relevance import CONFIDENT_RELEVANCE, Translations, annotate_relevance, calibration, relevant
 from .weighting import apply_source_weights
 
 __all__ = ["FUNNEL_STAGES", "RankedResults", "Recall", "rank"]
@@ -79,6 +79,11 @@ class RankedResults:
     hits: list[MemorySearchResult]
     funnel: dict[str, int]
     degraded: str | None
+
+    @property
+    def confident(self) -> bool:
+        """True when some hit is labelled ``confident``: the memory holds an answer, not only near misses."""
+        return any(hit.confident for hit in self.hits)
 
 
 def _pool_similarity(
@@ -149,7 +154,7 @@ def rank(
         enabled=config.temporal_decay.enabled,
         floor=config.temporal_decay.floor,
         newer_first=config.temporal_decay.newer_first,
-        newer_relevance=DEFAULT_MIN_RELEVANCE,  # the bar of a hit that answers the query
+        newer_relevance=CONFIDENT_RELEVANCE,  # the bar of a hit that answers the query
     )
     pool = [
         hit.revised(relevance_rank=position)

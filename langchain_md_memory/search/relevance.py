@@ -19,8 +19,11 @@ The default fusion sums ``vector evidence`` and ``keyword evidence`` (the mean
 of coverage and the BM25 score relative to the best hit, scaled by that best
 hit's coverage: a query whose best keyword match holds only its common terms
 has no hit at full BM25 evidence), weighted; a hit's
-``relevance = max(vector evidence, coverage)`` is what ``min_score`` cuts
-(keyword evidence, when the search runs on keywords only).
+``relevance = max(vector evidence, coverage)`` (keyword evidence, when the search
+runs on keywords only) labels it ``confident`` at :data:`CONFIDENT_RELEVANCE` and
+is what an explicit ``min_score`` cuts. Nothing is cut by default: the two
+signals of answered and unanswered questions overlap, so a cut hides stored
+answers; the label lets the reader (a model, a person) weigh a weak match.
 
 Example:
     .. code-block:: python
@@ -43,10 +46,12 @@ from ..types import ChunkRecord, MemorySearchResult
 from .merge import Calibration
 
 __all__ = [
+    "CONFIDENT_COVERAGE",
+    "CONFIDENT_RELEVANCE",
     "CROSSED_WEIGHT",
-    "DEFAULT_MIN_RELEVANCE",
     "FULL_COVERAGE_SHARE",
     "FULL_COVERAGE_TERMS",
+    "NO_STRONG_MATCH",
     "Z_FULL",
     "Z_NONE",
     "Translations",
@@ -64,12 +69,18 @@ Z_NONE = 1.0
 """A cosine this many standard deviations above the background is no evidence yet."""
 Z_FULL = 5.0
 """A cosine this many standard deviations above the background is full evidence."""
-DEFAULT_MIN_RELEVANCE = 0.45
-"""The gate of ``min_score=None``: the best hit's least relevance (no-answer rate vs top-1 on the dev set)."""
+CONFIDENT_RELEVANCE = 0.45
+"""A hit at least this relevant answers the query: ``confident`` (dev set: no-answer questions
+labelled not confident vs answered ones labelled confident, bench/QUALITY.md)."""
+CONFIDENT_COVERAGE = 0.45
+"""The same label on a keyword-only search, read from the hit's coverage of the query's terms (its
+BM25 relative to the best hit is 1.0 for whatever matched best, so it cannot say "unanswered")."""
 FULL_COVERAGE_TERMS = 4
 """The query's heaviest content terms that make up its whole weight (a long query's four rarest)."""
 FULL_COVERAGE_SHARE = 2 / 3
 """A note holding this share of that weight covers the query fully (dev set: no-answer rate vs R@5)."""
+NO_STRONG_MATCH = "No strong match in memory; closest notes:"
+"""What a reader (the tool's model, the CLI's user) is told first when no hit is ``confident``."""
 CROSSED_WEIGHT = 0.7
 """What a query term held only through a translation weighs, against the term itself (dev set)."""
 
@@ -174,45 +185,42 @@ def calibration(terms: Sequence[str], background: tuple[float, float] | None,
 
 
 def relevant(hits: Sequence[MemorySearchResult], min_score: float | None) -> list[MemorySearchResult]:
-    """The hits that pass the relevance cut, in their order.
+    """The hits whose ``relevance`` reaches an explicit ``min_score``, in order; all of them for ``None``.
 
-    An explicit ``min_score`` cuts each hit whose ``relevance`` is lower. The
-    default (``None``) is a gate: when the vector path ran and no hit reaches
-    ``DEFAULT_MIN_RELEVANCE``, nothing relevant is stored and nothing comes
-    back; otherwise every hit stays, so a question that is answered keeps its
-    weaker supporting hits too. A keyword-only search has no gate.
+    The default cuts nothing: a weak hit is returned labelled not ``confident``,
+    never withheld, because a stored answer shown weakly beats "nothing stored".
     """
-    if min_score is not None:
-        return [hit for hit in hits if hit.relevance >= min_score]
-    if not any(hit.vector_score is not None for hit in hits):
+    if min_score is None:
         return list(hits)
-    if max(hit.relevance for hit in hits) < DEFAULT_MIN_RELEVANCE:
-        return []
-    return list(hits)
+    return [hit for hit in hits if hit.relevance >= min_score]
 
 
 def annotate_relevance(
     hits: Iterable[MemorySearchResult], terms: Sequence[str], background: tuple[float, float] | None,
     weights: Mapping[str, float] | None = None, translations: Translations | None = None,
 ) -> list[MemorySearchResult]:
-    """``hits`` with :attr:`~MemorySearchResult.relevance` filled in, order unchanged.
+    """``hits`` with :attr:`~MemorySearchResult.relevance` and ``confident`` filled in, order unchanged.
 
-    With the vector path present, ``relevance = max(vector evidence, coverage)``.
-    Without it (keyword-only search) a hit's relevance is the mean of its coverage and
-    its BM25 relative to the best hit, unscaled: with no vector to weigh the query's
-    words, a word no note holds ("go") must not make the memory's best answer irrelevant.
+    With the vector path present, ``relevance = max(vector evidence, coverage)``, and a
+    hit is confident at :data:`CONFIDENT_RELEVANCE`. Without it (keyword-only search) a
+    hit's relevance is the mean of its coverage and its BM25 relative to the best hit,
+    unscaled: with no vector to weigh the query's words, a word no note holds ("go") must
+    not make the memory's best answer irrelevant; it is confident when its coverage
+    reaches :data:`CONFIDENT_COVERAGE`.
     ``weights`` are the terms' idf and ``translations`` their held translations (see
     :func:`keyword_coverage`).
     """
     out = list(hits)
     keyword_only = all(hit.vector_score is None for hit in out)
 
-    def relevance(hit: MemorySearchResult) -> float:
-        if keyword_only:
-            return keyword_evidence(terms, hit.text, hit.keyword_score or 0.0, weights,
-                                    translations=translations)
+    def labelled(hit: MemorySearchResult) -> MemorySearchResult:
         coverage = (keyword_coverage(terms, hit.text, weights, translations) if terms
                     else (hit.keyword_score or 0.0))
-        return max(vector_evidence(hit.vector_score, background), coverage)
+        if keyword_only:
+            relevance = (0.5 * coverage + 0.5 * (hit.keyword_score or 0.0)) if terms \
+                else (hit.keyword_score or 0.0)
+            return hit.revised(relevance=relevance, confident=coverage >= CONFIDENT_COVERAGE)
+        relevance = max(vector_evidence(hit.vector_score, background), coverage)
+        return hit.revised(relevance=relevance, confident=relevance >= CONFIDENT_RELEVANCE)
 
-    return [hit.revised(relevance=relevance(hit)) for hit in out]
+    return [labelled(hit) for hit in out]

@@ -13,7 +13,7 @@ others keep their order, MMR's included) when it:
 - shares at least two terms with both of them (it is about the same thing).
 
 The successor is a hit from the file that struck the fact, whose text shares at least half of
-the old statement's terms (the replacement line sits in it) and whose relevance reaches the gate's
+the old statement's terms (the replacement line sits in it) and whose relevance reaches the confident
 bar (it answers the query itself, as for newer statements first: an old log answering a question
 about its own event far better than the fact's current line keeps its place). The successor takes
 the score of the first hit that follows it (the query found the fact there), the lift recorded in
@@ -35,7 +35,7 @@ from ..facts import provenance_day
 from ..text import query_terms, token_set
 from ..types import MemorySearchResult
 from .decay import hit_day, lifted_to, placed_below
-from .relevance import DEFAULT_MIN_RELEVANCE
+from .relevance import CONFIDENT_RELEVANCE
 
 __all__ = ["restated_below_successors", "successor_paths"]
 
@@ -51,7 +51,7 @@ def successor_paths(hits: Sequence[MemorySearchResult]) -> set[str]:
     for hit in hits:
         written = provenance_day(hit.provenance)
         if (written is not None and first_day is not None and first_day < written
-                and hit.relevance >= DEFAULT_MIN_RELEVANCE):
+                and hit.relevance >= CONFIDENT_RELEVANCE):
             paths.add(hit.path)
         day = hit_day(hit)
         if day is not None and (first_day is None or day < first_day):
@@ -70,7 +70,7 @@ def restated_below_successors(
     days = [hit_day(hit) for hit in hits]
     below: dict[int, int] = {}  # a restating hit -> the successor it goes under (the lowest one)
     for n, successor in enumerate(hits):
-        if successor.relevance < DEFAULT_MIN_RELEVANCE:
+        if successor.relevance < CONFIDENT_RELEVANCE:
             continue  # it does not answer the query itself: an older hit that does keeps its place
         for old, day in superseded.get(successor.path, ()):
             old_terms = frozenset(query_terms(old))

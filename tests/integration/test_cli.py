@@ -49,6 +49,31 @@ def test_search_json_has_results_with_all_score_fields(example_dir):
     assert data["funnel"]["keyword"] >= len(data["results"])
 
 
+UNANSWERED = "仓位 volcano eruption lava"  # one common word of the memory, three it never mentions
+
+
+def test_search_says_first_when_no_match_is_strong_and_labels_each_hit(example_dir):
+    code, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "search", UNANSWERED)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "No strong match in memory; closest notes:"
+    assert lines[1].split()[5] == "conf"
+    assert lines[2].split()[5] == "no"
+    code, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "search", "单只个股 仓位上限")
+    assert out.splitlines()[0].split()[5] == "conf" and out.splitlines()[1].split()[5] == "yes"
+
+
+def test_search_json_says_whether_any_hit_is_confident(example_dir):
+    _, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "search", UNANSWERED, "--json")
+    weak = json.loads(out)
+    _, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "search", "单只个股 仓位上限",
+                    "--json")
+    strong = json.loads(out)
+    assert weak["results"] and weak["confident"] is False
+    assert not any(hit["confident"] for hit in weak["results"])
+    assert strong["confident"] is True and strong["results"][0]["confident"] is True
+
+
 def test_add_then_get_round_trips_through_the_file(example_dir):
     code, out, _ = run(
         "--dir", str(example_dir), "--embeddings", "none", "add", "- Bought TLT for the bond ladder"

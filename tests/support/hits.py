@@ -12,7 +12,7 @@ from langchain_md_memory.types import ChunkRecord, MemorySearchResult
 
 HIT_FIELDS = (
     "path", "start_line", "end_line", "score", "vector_score", "keyword_score", "source", "file_kind",
-    "decay",
+    "decay", "confident",
 )
 """Fields of a hit every serialised form (CLI JSON, retriever metadata) must carry.
 

@@ -52,16 +52,37 @@ def test_annotate_relevance_takes_the_stronger_signal() -> None:
     assert b.relevance == 1.0  # no query term, a cosine far above the background
 
 
-def test_the_default_is_a_gate_on_the_best_hit_and_an_explicit_min_score_cuts_each_hit() -> None:
-    from langchain_md_memory.search.relevance import DEFAULT_MIN_RELEVANCE, relevant
+def test_the_default_cuts_nothing_and_an_explicit_min_score_cuts_each_hit() -> None:
+    from langchain_md_memory.search.relevance import CONFIDENT_RELEVANCE, relevant
 
-    strong = make_hit("strong", 0.9, vector_score=0.9, relevance=DEFAULT_MIN_RELEVANCE + 0.1)
+    strong = make_hit("strong", 0.9, vector_score=0.9, relevance=CONFIDENT_RELEVANCE + 0.1)
     weak = make_hit("weak", 0.5, vector_score=0.8, relevance=0.1)
-    assert relevant([strong, weak], None) == [strong, weak]  # answered: its weaker hits stay
-    assert relevant([weak], None) == []  # nothing reaches the gate: nothing relevant is stored
+    assert relevant([strong, weak], None) == [strong, weak]
+    assert relevant([weak], None) == [weak]  # a weak stored match is shown, never withheld
     assert relevant([strong, weak], 0.3) == [strong]
-    keyword_only = make_hit("kw", 0.4, vector_score=None, keyword_score=0.4, relevance=0.1)
-    assert relevant([keyword_only], None) == [keyword_only]  # no semantic evidence: no gate
+    assert relevant([weak], 0.3) == []
+
+
+def test_a_hit_is_labelled_confident_from_its_relevance_with_vectors() -> None:
+    from langchain_md_memory.search.relevance import CONFIDENT_RELEVANCE
+
+    background = (0.78, 0.02)
+    strong_cosine = 0.78 + 6 * 0.02
+    hits = [make_hit("far", 0.9, text="cash buffer", vector_score=strong_cosine, keyword_score=None),
+            make_hit("near", 0.5, text="cash buffer", vector_score=0.79, keyword_score=None)]
+    far, near = annotate_relevance(hits, ["bond", "ladder"], background)
+    assert far.relevance >= CONFIDENT_RELEVANCE and far.confident
+    assert near.relevance < CONFIDENT_RELEVANCE and not near.confident
+
+
+def test_a_keyword_only_hit_is_confident_when_it_covers_the_query_not_for_being_the_best_match() -> None:
+    weights = {"shoe": 3.0, "anna": 1.0}
+    hits = [make_hit("name-only", 0.9, text="Anna likes tea", vector_score=None, keyword_score=1.0),
+            make_hit("both", 0.5, text="Anna's shoe size is 38", vector_score=None, keyword_score=0.6)]
+    name_only, both = annotate_relevance(hits, ["shoe", "anna"], None, weights)
+    assert name_only.relevance >= 0.5  # the best BM25 match, whatever it matched
+    assert not name_only.confident  # but it holds only the common term
+    assert both.confident
 
 
 def test_bm25_evidence_counts_in_full_only_against_a_best_match_that_covers_the_query() -> None:
