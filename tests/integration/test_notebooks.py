@@ -145,7 +145,7 @@ def test_five_stages_renders_the_funnel_decay_and_mmr_plots_to_png(
     assert len(png_outputs(nb)) == 3
     text = text_of(nb)
     # The notebook asserts its own claims; here: it printed them, and it removed its temp folder.
-    assert "min_score None (None: no cut)" in text or "min_score=" in text
+    assert "confident at relevance" in text and "temporal_decay: half_life_days" in text
     assert "memory_search says: No strong match in memory" in text
     assert "days  decay " in text and "MMR off" in text
     assert memory_folders(tmp_path) == [] and list((tmp_path / "tmp").iterdir()) == []
