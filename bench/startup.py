@@ -4,14 +4,18 @@ Three commands, each run ``--runs`` times, interleaved (so load from other proce
 median wall time, reported as a ratio to ``python -c pass`` measured in the same run:
 
 - ``python -c pass``: the interpreter alone (the baseline);
+- ``python -c "import langchain_md_memory"``: the package's import;
 - ``md-memory --help``: the parser, nothing else;
-- ``md-memory --dir <copy> --embeddings none search ...``: a keyword search of a temporary copy of
-  ``examples/memory`` (its index built by one untimed run first).
+- ``md-memory --dir <copy> --embeddings none search ...``: a cold keyword search (a new process each time)
+  of a temporary copy of ``examples/memory`` (its index built by one untimed run first), with a Chinese
+  query, an English one, and the English one with ``--no-cross-language``: the difference between the
+  last two is what reading CC-CEDICT and translating the English words costs.
 
 ``--against DIR`` adds the same two commands for another checkout of the package, next to this checkout
 run the same way: ``python -S -m langchain_md_memory`` with the checkout, then this environment's
 site-packages, on ``PYTHONPATH`` (``-S`` keeps the editable install's import hook from picking this
-checkout for both): a before/after comparison in one run. Nothing here asserts a time.
+checkout for both): a before/after comparison in one run, with the Chinese and the English query. Nothing
+here asserts a time.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ __all__ = ["main", "measure"]
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "memory"
 QUERY = "单只个股 仓位上限"
+ENGLISH_QUERY = "single stock position limit"
+IMPORT = 'python -c "import langchain_md_memory"'
 
 
 def _timed(argv: Sequence[str], env: dict[str, str] | None, cwd: Path) -> float:
@@ -48,10 +54,15 @@ def _timed(argv: Sequence[str], env: dict[str, str] | None, cwd: Path) -> float:
 def _commands(memory: Path, against: Path | None) -> dict[str, tuple[list[str], dict[str, str] | None]]:
     script = shutil.which("md-memory", path=str(Path(sys.executable).parent)) or "md-memory"
     search = ["--dir", str(memory), "--embeddings", "none", "search", QUERY]
+    english = ["--dir", str(memory), "--embeddings", "none", "search", ENGLISH_QUERY]
     commands: dict[str, tuple[list[str], dict[str, str] | None]] = {
         "python -c pass": ([sys.executable, "-c", "pass"], None),
+        IMPORT: ([sys.executable, "-c", "import langchain_md_memory"], None),
         "md-memory --help": ([script, "--help"], None),
         "md-memory search (--embeddings none)": ([script, *search], None),
+        "md-memory search, English (--embeddings none)": ([script, *english], None),
+        "md-memory search, English (--embeddings none --no-cross-language)":
+            ([script, "--no-cross-language", *english], None),
     }
     if against is not None:
         site_packages = [p for p in sys.path if p.endswith("site-packages")]
@@ -60,6 +71,7 @@ def _commands(memory: Path, against: Path | None) -> dict[str, tuple[list[str], 
             module = [sys.executable, "-S", "-m", "langchain_md_memory"]
             commands[f"{label}: -m --help"] = ([*module, "--help"], env)
             commands[f"{label}: -m search"] = ([*module, *search], env)
+            commands[f"{label}: -m search, English"] = ([*module, *english], env)
     return commands
 
 

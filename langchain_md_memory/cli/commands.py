@@ -34,16 +34,41 @@ Command = Callable[[MemoryCore, argparse.Namespace, TextIO, TextIO], int]
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO, progress: ProgressCallback | None) -> int:
     """Open the memory at ``args.dir`` and run ``args.command`` on it; returns the exit code."""
+    if args.command == "init":
+        return _init(args, out)
     if args.command == "import":
         return _import(args, out, progress)
+    config = _config(args)
     if args.postgres is not None:
         opened = MemoryCore.from_postgres(args.postgres, args.tenant, embeddings=args.embeddings,
-                                          progress=progress, pool_max_size=2)
+                                          config=config, progress=progress, pool_max_size=2)
     else:  # the watcher syncs on its own thread while this one prints, a server runs unseen: no bar there
-        opened = MemoryCore(args.dir, embeddings=args.embeddings,
+        opened = MemoryCore(args.dir, embeddings=args.embeddings, config=config,
                             progress=None if args.command in ("watch", "mcp") else progress)
     with opened as mem:
         return _COMMANDS[args.command](mem, args, out, err)
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The config overrides the global options ask for (``--no-cross-language``), if any."""
+    if getattr(args, "cross_language", None) is None:
+        return None
+    return {"cross_language": args.cross_language}
+
+
+def _init(args: argparse.Namespace, out: TextIO) -> int:
+    from ..files.starter import init_memory
+
+    written = init_memory(args.dir, example=args.example)
+    folder = Path(args.dir).expanduser().resolve()
+    if args.json:
+        _dump({"memory_dir": str(folder), "written": written}, out)
+        return 0
+    what = "the example memory" if args.example else "an empty memory"
+    print(f"created {what} in {args.dir}: {', '.join(written)}", file=out)
+    then = "search '单只个股 仓位上限'" if args.example else "add TEXT"
+    print(f"next: md-memory --dir {args.dir} {then}", file=out)
+    return 0
 
 
 def iso(timestamp: float | None) -> str | None:
@@ -241,7 +266,7 @@ def _import(args: argparse.Namespace, out: TextIO, progress: ProgressCallback | 
     from ..embeddings import resolve_embeddings
     from ..features.archive import ArchiveTargetNotEmptyError, import_archive
 
-    config = MemoryConfig()
+    config = MemoryConfig(**(_config(args) or {}))
     # A bad --embeddings fails here, before the archive is unpacked.
     embedder = resolve_embeddings(args.embeddings, batch_size=config.embedding_batch_size,
                                   timeout_s=config.embedding_timeout_s, retries=config.embedding_retries)

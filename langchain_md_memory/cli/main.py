@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -28,9 +29,12 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 _DEBUG_ENV = "MD_MEMORY_DEBUG"
 # Commands that may create the memory folder; the others refuse a missing one.
-_CREATING = {"add", "import"}
+_CREATING = {"add", "import", "init"}
 # Commands that need a folder: a PostgreSQL memory has none to watch or unpack an archive into.
-_FOLDER_ONLY = {"watch", "import"}
+_FOLDER_ONLY = {"watch", "import", "init"}
+# A placeholder after `=` or `:` (`api_key=...`, `token: <KEY>`) is a hint how to pass a value, not a
+# value: the secret filter leaves it as it is.
+_PLACEHOLDER = re.compile(r"((?<=[:=])\s*(?:\.\.\.|…|<[A-Za-z_-]+>)(?=[\s,;)]|$))")
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -89,7 +93,7 @@ def _check(args: argparse.Namespace) -> str | None:
     creating = (args.command in _CREATING or (args.command == "index" and args.create)
                 or (args.command == "migrate" and args.from_dir is not None))
     if not folder.exists() and not creating:
-        how = "add TEXT" if args.command != "index" else "index --create"
+        how = "init (--example: with the example memory)" if args.command != "index" else "index --create"
         return (f"no memory folder at {args.dir} (pass --dir or set ${DIR_ENV}; "
                 f"to start a new memory there: md-memory --dir {args.dir} {how})")
     if folder.exists() and not folder.is_dir():
@@ -134,11 +138,13 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, bar: ProgressBar | 
 
 
 def one_line(exc: BaseException) -> str:
-    """The exception's whole message on one line (never cut), secrets scrubbed."""
+    """The exception's whole message on one line (never cut), secrets scrubbed, hints kept."""
     from ..secrets import scrub
 
-    text = " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
-    return scrub(text or type(exc).__name__)
+    text = " ".join(part.strip() for part in str(exc).splitlines() if part.strip()) or type(exc).__name__
+    # The filter redacts what follows `api_key=`; split the placeholders out so only values are redacted.
+    pieces = _PLACEHOLDER.split(text)
+    return "".join(piece if i % 2 else scrub(piece) for i, piece in enumerate(pieces))
 
 
 @contextlib.contextmanager

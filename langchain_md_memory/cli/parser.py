@@ -66,6 +66,9 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
                        help=f"whose memory in PostgreSQL (default: ${TENANT_ENV})")
     group.add_argument("--embeddings", default=default("auto"), metavar="SPEC",
                        help="auto, none, local, openai or openai:MODEL (default: auto)")
+    group.add_argument("--cross-language", action=argparse.BooleanOptionalAction, default=default(None),
+                       help="translate keywords between Chinese and English with CC-CEDICT when the "
+                            "local extra brings it (default: the config's cross_language, on)")
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print JSON (times in ISO 8601)")
     group.add_argument("--progress", action=argparse.BooleanOptionalAction, default=default(None),
@@ -85,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
         _global_options(p, top=False)
         return p
+
+    init = command("init", "start a memory folder: a .gitignore and an empty MEMORY.md (refuses a memory)")
+    init.add_argument("--example", action="store_true",
+                      help="fill it with the example memory shipped in the package instead")
 
     search = command("search", "hybrid search: vector and keyword recall, merge, decay, MMR, top k")
     search.add_argument("query")

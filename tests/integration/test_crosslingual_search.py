@@ -101,3 +101,22 @@ def test_turned_off_an_english_question_never_reads_the_dictionary(bilingual: Pa
         assert asked == []  # no translations asked for, no Chinese to cut into words
         mem.search("妈妈喜欢什么")
     assert asked == [1]  # a Chinese question is cut into words with it
+
+
+@pytest.mark.parametrize(("flag", "reads"), [(["--no-cross-language"], []), ([], [1]),
+                                             (["--cross-language"], [1])])
+def test_the_cli_flag_switches_cross_language_keywords(bilingual: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       flag: list[str], reads: list[int]) -> None:
+    import io
+
+    import langchain_md_memory.search.retrieve as retrieve
+    from langchain_md_memory.cli import main
+
+    asked: list[int] = []
+    real = retrieve.bundled_dictionary
+    monkeypatch.setattr(retrieve, "bundled_dictionary", lambda: asked.append(1) or real())
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--dir", str(bilingual), "--embeddings", "none", *flag, "search", "who is my manager?"],
+                out=out, err=err)
+    assert code == 0, err.getvalue()
+    assert asked == reads

@@ -62,3 +62,39 @@ def test_seams_are_the_bigrams_straddling_two_words_of_a_chinese_question() -> N
     # 教育 + 金: 金 stands alone, and 教育金 may be a word the dictionary lacks.
     assert cedict.seams("孩子的教育金") == {"的教": False, "育金": True}
     assert cedict.seams("what is the rent") == {}
+
+
+TRICKY = [
+    *LINES,
+    "股票 股票 [gu3 piao4] /share; stock (CL:支[zhi1])/",
+    "爹地 爹地 [die1 di4] /(loanword) Daddy/Dad/",  # capitalised glosses
+    "牛市 牛市 [niu2 shi4] /bull market/",
+    "熊市 熊市 [xiong2 shi4] /bear market/",
+    "市場 市场 [shi4 chang3] /marketplace; market (also in abstract)/",  # "market" inside "marketplace"
+    "限額 限额 [xian4 e2] /limit; quota/(a)limit(b)/",  # an aside inside a word
+    "仓 仓 [cang1] /barn/",
+    "倉位 仓位 [cang1 wei4] /(finance) position/",
+    "倉位 仓位 [cang1 wei4] /see 倉位/variant of position/",  # a second entry, non-meanings
+]
+
+
+def test_one_english_word_finds_what_the_whole_reverse_index_holds() -> None:
+    cedict = Dictionary(TRICKY)
+    full = cedict.en_zh
+    assert full["market"] == ("牛市", "熊市", "市场") and full["dad"] == ("爸爸", "爹地")
+    for word in [*full, "marketplace", "aliment", "quota", "xyz", "barn"]:
+        assert cedict.headwords(word) == full.get(word, ()), word
+
+
+def test_english_lookups_on_cc_cedict_match_the_reverse_index_without_building_it() -> None:
+    import random
+
+    from langchain_md_memory.crosslingual import _load
+
+    cedict = _load.__wrapped__()  # a copy of its own, not the process's shared dictionary
+    assert cedict is not None
+    assert "dad" in cedict.translations("when is my dad's birthday")
+    assert cedict._en_zh is None  # the query above did not build the whole index
+    full = cedict.en_zh
+    words = [*random.Random(40).sample(sorted(full), 150), "position", "limit", "stock", "rent", "dad"]
+    assert [cedict.headwords(w) for w in words] == [full[w] for w in words]

