@@ -29,8 +29,14 @@ from typing import TYPE_CHECKING, Any, Self
 from .aio import AsyncMemoryMethods
 from .config import MemoryConfig
 from .embeddings import EmbeddingClient, resolve_embeddings
-from .errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryInputError, MemoryStoreError
-from .facts import superseded_statements
+from .errors import (
+    IndexBusyError,
+    IndexDamagedError,
+    MemoryIndexError,
+    MemoryInputError,
+    MemoryStoreError,
+    check_query_size,
+)
 from .files.base import DocumentStore, StateStore
 from .files.paths import INDEX_FILE
 from .files.session_context import SessionContext, build_session_context
@@ -203,11 +209,7 @@ class MemoryCore(AsyncMemoryMethods):
         k = max_results if max_results is not None else cfg.max_results
         if k < 1:
             raise MemoryInputError(f"max_results must be at least 1, got {k}")
-        if len(query) > cfg.max_query_chars:
-            raise MemoryInputError(
-                f"query is {len(query)} characters, over max_query_chars={cfg.max_query_chars}: "
-                "search with the question or the few sentences that matter, not a whole document"
-            )
+        check_query_size(query, cfg.max_query_chars)
         self._check_open()
         self._ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
         vector, degraded = self._query_vector(query)
@@ -217,7 +219,7 @@ class MemoryCore(AsyncMemoryMethods):
         counts = self._access_counts(ids) if cfg.access_weight > 0 and ids else None
         ranked = rank(recall, cfg, max_results=k, access_counts=counts, query=query)
         if cfg.temporal_decay.newer_first < 1.0:  # the same switch as "newer statements first"
-            hits = restated_below_successors(ranked.hits, self._superseded_in(ranked.hits))
+            hits = restated_below_successors(ranked.hits, self._struck_facts(successor_paths(ranked.hits)))
             ranked = RankedResults(hits, ranked.funnel, ranked.degraded)
         if self._sync_error is not None:
             lag = f"the index could not be updated ({self._sync_error}); recent changes may be missing"
@@ -227,19 +229,6 @@ class MemoryCore(AsyncMemoryMethods):
             self._record_access([h.chunk_id for h in ranked.hits])
         self.indexer.freshness.start_pending()  # a periodic walk this search found due: after it, not during
         return ranked
-
-    def _superseded_in(self, hits: list[MemorySearchResult]) -> dict[str, list[tuple[str, dt.date]]]:
-        """The facts struck in the files whose struck facts could move a hit (one read a file)."""
-        found = {}
-        for path in successor_paths(hits):
-            try:
-                text = self.store.read_bytes(path).decode("utf-8", errors="replace")
-            except (MemoryStoreError, OSError) as exc:  # gone meanwhile: the order stays as ranked
-                logger.debug("cannot read %s for its superseded facts: %s", path, exc)
-                continue
-            if struck := superseded_statements(text):
-                found[path] = struck
-        return found
 
     def _query_vector(self, query: str) -> tuple[Any, str | None]:
         return query_vector(self.embedder, query, self.indexer.embedding_error)

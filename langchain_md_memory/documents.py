@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import PurePath, PurePosixPath
 
 from .config import MemoryConfig
-from .errors import MemoryInputError, MemoryPathError, check_write_size
+from .errors import MemoryInputError, MemoryPathError, MemoryStoreError, check_write_size
 from .facts import (
     FactLine,
     before_history,
@@ -35,6 +36,7 @@ from .facts import (
     provenance_label,
     same_fact,
     supersede_in,
+    superseded_statements,
     with_expiry,
     with_provenance,
 )
@@ -43,6 +45,8 @@ from .files.paths import SESSIONS_DIR, is_managed_file, is_memory_file
 from .redaction import WriteRedactor
 
 __all__ = ["DocumentMethods", "Remembered"]
+
+logger = logging.getLogger(__name__)
 
 _FENCE_PREFIXES = ("```", "~~~")
 
@@ -70,6 +74,19 @@ class DocumentMethods:
 
     def mark_changed(self) -> None:
         """Note that the Markdown changed (the memory marks its index for a sync)."""
+
+    def _struck_facts(self, paths: Iterable[str]) -> dict[str, list[tuple[str, dt.date]]]:
+        """The facts struck (``## History``) in each of ``paths`` that has some; one read a file."""
+        found = {}
+        for path in paths:
+            try:
+                text = self.store.read_bytes(path).decode("utf-8", errors="replace")
+            except (MemoryStoreError, OSError) as exc:  # gone meanwhile: the order stays as ranked
+                logger.debug("cannot read %s for its superseded facts: %s", path, exc)
+                continue
+            if struck := superseded_statements(text):
+                found[path] = struck
+        return found
 
     def get(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Exact lines of a memory file (1-based, inclusive); the whole file by default.

@@ -89,3 +89,16 @@ def check_write_size(size: int, max_write_bytes: int) -> None:
             f"content is {size} bytes, over max_write_bytes={max_write_bytes}: "
             "write a shorter summary of what to remember"
         )
+
+
+def check_query_size(query: str, max_query_chars: int) -> None:
+    """Refuse a query over ``max_query_chars`` characters with a message that says what to search instead.
+
+    Raises:
+        MemoryInputError: ``query`` is over the limit.
+    """
+    if len(query) > max_query_chars:
+        raise MemoryInputError(
+            f"query is {len(query)} characters, over max_query_chars={max_query_chars}: "
+            "search with the question or the few sentences that matter, not a whole document"
+        )

@@ -28,7 +28,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 def one_line_error(code: int, err: str) -> str:
     assert code == 2 and err.startswith("md-memory: error: ") and err.count("\n") == 1, err
-    assert "[REDACTED]" not in err
+    assert "[redacted" not in err and "[REDACTED]" not in err
     return err
 
 
@@ -85,7 +85,7 @@ def test_a_real_key_in_an_error_is_still_redacted(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(commands.MemoryCore, "search_detailed", leaky)
     code, _, err = run("--dir", str(tmp_path), "--embeddings", "none", "search", "x")
     assert code == 2
-    assert "sk-abcdefghij" not in err and "api_key=[REDACTED]; pass api_key=... instead" in err
+    assert "sk-abcdefghij" not in err and "api_key=[redacted: secret]; pass api_key=... instead" in err
 
 
 def test_a_missing_folder_names_dir_and_init(tmp_path: Path) -> None:

@@ -74,14 +74,7 @@ from langgraph.store.base import (
 
 from ...errors import MemoryInputError
 from ...files.paths import is_managed_file
-from .changes import (
-    Change,
-    FileChanges,
-    apply_changes,
-    find_item,
-    merged_items,
-    plan_changes,
-)
+from .changes import Change, FileChanges, apply_changes, find_item, merged_items, plan_changes
 from .coalesce import Coalescer
 from .expiry import check_ttl
 from .filters import namespace_matches, value_matches
