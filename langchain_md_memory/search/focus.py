@@ -29,8 +29,8 @@ from collections.abc import Iterable
 
 from ..types import MemorySearchResult
 from .decay import hit_day
-from .merge import sort_hits
 from .periods import REPORTED_WITHIN_DAYS, Period, text_day
+from .weighting import reweighted
 
 __all__ = ["apply_question_focus", "asks_only", "outside_period"]
 
@@ -62,17 +62,12 @@ def apply_question_focus(
     Hits come back unchanged (same objects, same order) when no multiplier applies; otherwise
     re-sorted by the new scores.
     """
-    out: list[MemorySearchResult] = []
-    changed = False
-    for hit in hits:
-        multiplier = 1.0
+    def multiplier(hit: MemorySearchResult) -> float:
+        factor = 1.0
         if question_weight != 1.0 and asks_only(hit.text):
-            multiplier *= question_weight
+            factor *= question_weight
         if period is not None and period_weight != 1.0 and outside_period(hit, period):
-            multiplier *= period_weight
-        if multiplier == 1.0:
-            out.append(hit)
-            continue
-        changed = True
-        out.append(hit.revised(score=hit.score * multiplier, weight=hit.weight * multiplier))
-    return sort_hits(out) if changed else out
+            factor *= period_weight
+        return factor
+
+    return reweighted(hits, multiplier)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["REPORTED_WITHIN_DAYS", "Period", "named_period", "text_day"]
@@ -95,29 +96,23 @@ def _day(year: int, month: int, day: int) -> dt.date | None:
         return None
 
 
+_FULL_DATES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[int, int, int]]], ...] = (
+    (_DAY_MONTH_YEAR, lambda m: (int(m[3]), _MONTHS[m[2].lower()], int(m[1]))),
+    (_MONTH_DAY_YEAR, lambda m: (int(m[3]), _MONTHS[m[1].lower()], int(m[2]))),
+    (_ISO_DAY, lambda m: (int(m[1]), int(m[2]), int(m[3]))),
+    (_CN_DAY_FULL, lambda m: (int(m[1]), _cn_month(m[2]), int(m[3]))),
+)
+"""Each way a full date is written, and how to read (year, month, day) from its match."""
+
+
 def text_day(text: str) -> dt.date | None:
-    """The first full date ``text`` gives (day, month and year), or ``None``."""
+    """The first full date ``text`` gives (day, month and year), or ``None``; "31 February" is none."""
     found: list[tuple[int, dt.date]] = []
-    for match in _DAY_MONTH_YEAR.finditer(text):
-        day = _day(int(match[3]), _MONTHS[match[2].lower()], int(match[1]))
-        if day:
-            found.append((match.start(), day))
-            break
-    for match in _MONTH_DAY_YEAR.finditer(text):
-        day = _day(int(match[3]), _MONTHS[match[1].lower()], int(match[2]))
-        if day:
-            found.append((match.start(), day))
-            break
-    for match in _ISO_DAY.finditer(text):
-        day = _day(int(match[1]), int(match[2]), int(match[3]))
-        if day:
-            found.append((match.start(), day))
-            break
-    for match in _CN_DAY_FULL.finditer(text):
-        day = _day(int(match[1]), _cn_month(match[2]), int(match[3]))
-        if day:
-            found.append((match.start(), day))
-            break
+    for pattern, read in _FULL_DATES:
+        for match in pattern.finditer(text):
+            if day := _day(*read(match)):
+                found.append((match.start(), day))
+                break
     return min(found, key=lambda item: item[0])[1] if found else None
 
 
@@ -158,16 +153,10 @@ def _cn_relative(word: str, today: dt.date) -> Period:
 
 def named_period(question: str, today: dt.date) -> Period | None:
     """The period ``question`` names, or ``None``; the most precise phrase wins (a day over a month)."""
-    for pattern, order in ((_DAY_MONTH_YEAR, (3, 2, 1)), (_MONTH_DAY_YEAR, (3, 1, 2))):
-        if match := pattern.search(question):
-            year, month, day = (match[i] for i in order)
-            if found := _day(int(year), _MONTHS[month.lower()], int(day)):
+    for pattern, read in _FULL_DATES:  # the first phrase that names a real day
+        for written in pattern.finditer(question):
+            if found := _day(*read(written)):
                 return _before(question, found)
-    if (match := _ISO_DAY.search(question)) and (found := _day(int(match[1]), int(match[2]), int(match[3]))):
-        return _before(question, found)
-    if (match := _CN_DAY_FULL.search(question)) and (
-            found := _day(int(match[1]), _cn_month(match[2]), int(match[3]))):
-        return _before(question, found)
     if match := _MONTH_YEAR.search(question):
         return _month_span(int(match[2]), _MONTHS[match[1].lower()])
     if (match := _ISO_MONTH.search(question)) and 1 <= int(match[2]) <= 12:

@@ -15,12 +15,12 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..types import MemorySearchResult
 from .merge import sort_hits
 
-__all__ = ["apply_source_weights", "weight_multiplier"]
+__all__ = ["apply_source_weights", "reweighted", "weight_multiplier"]
 
 
 def weight_multiplier(
@@ -49,15 +49,24 @@ def apply_source_weights(
     When every multiplier is exactly 1.0 the hits come back unchanged (same
     objects, same order); otherwise they are re-sorted by the new scores.
     """
-    hits = list(hits)
     counts = access_counts or {}
+    return reweighted(hits, lambda hit: weight_multiplier(hit.file_kind, weights, counts.get(hit.chunk_id, 0),
+                                                          access_weight))
+
+
+def reweighted(hits: Iterable[MemorySearchResult],
+               multiplier: Callable[[MemorySearchResult], float]) -> list[MemorySearchResult]:
+    """Each hit's score and ``weight`` times ``multiplier(hit)``, re-sorted by the new scores.
+
+    When every multiplier is exactly 1.0 the hits come back unchanged (same objects, same order).
+    """
     out: list[MemorySearchResult] = []
     changed = False
     for hit in hits:
-        multiplier = weight_multiplier(hit.file_kind, weights, counts.get(hit.chunk_id, 0), access_weight)
-        if multiplier == 1.0:
+        factor = multiplier(hit)
+        if factor == 1.0:
             out.append(hit)
             continue
         changed = True
-        out.append(hit.revised(score=hit.score * multiplier, weight=hit.weight * multiplier))
+        out.append(hit.revised(score=hit.score * factor, weight=hit.weight * factor))
     return sort_hits(out) if changed else out
