@@ -321,6 +321,38 @@ class ProjectMemory(MarkdownMemory):
             return GLOBAL_PREFIX + self.global_memory.write(inner, content)
         return super().write(file, content)
 
+    def replace_lines(self, file: str, start_line: int, end_line: int, new_text: str) -> str:
+        """Replace a line range of a memory file; ``~global/...`` in the global memory."""
+        inner = split_global_path(file)
+        if inner is not None:
+            return self.global_memory.replace_lines(inner, start_line, end_line, new_text)
+        return super().replace_lines(file, start_line, end_line, new_text)
+
+    def update(self, file: str, fn: Callable[[str | None], str | None]) -> bool:
+        """Read-modify-write one memory file; ``~global/...`` in the global memory."""
+        inner = split_global_path(file)
+        return self.global_memory.update(inner, fn) if inner is not None else super().update(file, fn)
+
+    def remove(self, file: str) -> bool:
+        """Delete a memory file; ``~global/...`` from the global memory."""
+        inner = split_global_path(file)
+        return self.global_memory.remove(inner) if inner is not None else super().remove(file)
+
+    def read_bytes(self, file: str) -> bytes:
+        """A memory file's exact bytes; ``~global/...`` reads the global memory."""
+        inner = split_global_path(file)
+        return self.global_memory.read_bytes(inner) if inner is not None else super().read_bytes(file)
+
+    def exists(self, file: str) -> bool:
+        """True when ``file`` is an existing memory file; ``~global/...`` asks the global memory."""
+        inner = split_global_path(file)
+        return self.global_memory.exists(inner) if inner is not None else super().exists(file)
+
+    def stat(self, file: str) -> tuple[int, int] | None:
+        """``(mtime_ns, size)`` of a memory file; ``~global/...`` in the global memory."""
+        inner = split_global_path(file)
+        return self.global_memory.stat(inner) if inner is not None else super().stat(file)
+
     def load_session_context(self, max_tokens: int | None = None) -> str:
         """The global memory's context first, then the project's, each under its own heading, one budget."""
         budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens

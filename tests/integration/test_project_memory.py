@@ -177,3 +177,45 @@ def test_the_memory_tools_cite_and_read_global_hits(mem):
     assert memory_get.invoke({"path": "~global/MEMORY.md"}) == "- Always quote prices in EUR\n"
     memory_update.invoke({"content": "- Round to whole euros", "file": "~global/MEMORY.md"})
     assert "Round to whole euros" in mem.get("~global/MEMORY.md")
+
+
+def test_memory_update_edits_a_line_range_of_a_global_file_that_memory_get_read(mem, home):
+    from langchain_md_memory import create_memory_tools
+
+    mem.append("- Always quote prices in EUR\n- Round to cents", file="~global/MEMORY.md")
+    _, memory_get, memory_update = create_memory_tools(mem)
+    assert memory_get.invoke({"path": "~global/MEMORY.md", "start_line": 2, "end_line": 2}) == (
+        "- Round to cents\n")
+    done = memory_update.invoke({"action": "edit", "file": "~global/MEMORY.md", "start_line": 2,
+                                 "content": "- Round to whole euros"})
+    assert done == "Replaced lines 2-2 of ~global/MEMORY.md."
+    assert (home / "MEMORY.md").read_text().splitlines()[1] == "- Round to whole euros"
+    memory_update.invoke({"action": "delete", "file": "~global/MEMORY.md", "start_line": 1})
+    assert "EUR" not in (home / "MEMORY.md").read_text()
+
+
+def test_every_method_that_takes_a_file_routes_global_paths(mem, home):
+    import inspect
+
+    from langchain_md_memory.memory import ProjectMemory
+
+    methods = dict(inspect.getmembers(MarkdownMemory, inspect.isfunction))
+    takes_a_file = sorted(
+        name for name, fn in methods.items()
+        if not name.startswith("_") and name[1:] not in methods  # async twins call the sync method
+        and {"file", "path"} & set(inspect.signature(fn).parameters)
+        and name != "export_archive"  # its path is the archive written, outside the memory
+    )
+    assert {"get", "append", "replace_lines", "update", "remove", "read_bytes", "exists", "stat"} <= set(
+        takes_a_file)
+    unrouted = [name for name in takes_a_file if name not in vars(ProjectMemory)]
+    assert not unrouted, f"ProjectMemory must route ~global/ paths in {unrouted}"
+
+    mem.write("~global/rules.md", "- one\n- two\n")
+    assert mem.exists("~global/rules.md") and mem.stat("~global/rules.md") is not None
+    assert mem.read_bytes("~global/rules.md") == b"- one\n- two\n"
+    assert mem.replace_lines("~global/rules.md", 1, 1, "- uno") == "- one\n"
+    assert mem.update("~global/rules.md", lambda text: (text or "") + "- three\n")
+    assert (home / "rules.md").read_text() == "- uno\n- two\n- three\n"
+    assert mem.remove("~global/rules.md") and not (home / "rules.md").exists()
+    assert not mem.exists("~global/rules.md") and mem.stat("~global/rules.md") is None
