@@ -133,7 +133,9 @@ _RECALL_HEADER = (
 )
 _SEARCH_RESULTS = (
     "Returns the best passages as '[n] path#Lstart-Lend (score s)' followed by the text; cite the "
-    "path#lines you rely on, and use memory_get to read more of a file."
+    "path#lines you rely on, and use memory_get to read more of a file. When no passage is a strong "
+    "match the result begins 'No strong match in memory; closest notes:' (and weak passages among "
+    "strong ones say 'weak match'): check that such a note really answers before relying on it."
 )
 
 DEFAULT_PROMPTS = MemoryPrompts(
