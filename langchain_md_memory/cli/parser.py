@@ -7,11 +7,14 @@ and ``--version`` answer without loading LangChain or numpy.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import sys
 from typing import Any, NoReturn
 
 from .. import __version__
+from ..errors import MemoryInputError
+from ..history_search import as_of_date
 from ..integrations.mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV
 
 __all__ = [
@@ -39,6 +42,14 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"md-memory: error: {message} (see {self.prog} --help)\n")
 
+
+
+def _day(text: str) -> dt.date | None:
+    """``--as-of``: an ISO day, or a usage error naming the format."""
+    try:
+        return as_of_date(text)
+    except MemoryInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("as_of=", "--as-of ")) from exc
 
 def memory_dir(given: str | None) -> str:
     """The memory folder: ``--dir``, else ``$MD_MEMORY_DIR`` (or the older ``$LANGCHAIN_MD_MEMORY_DIR``),
@@ -96,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     search = command("search", "hybrid search: vector and keyword recall, merge, decay, MMR, top k")
     search.add_argument("query")
     search.add_argument("-k", type=int, default=None, help="number of results (default 6)")
+    search.add_argument("--as-of", type=_day, default=None, metavar="YYYY-MM-DD",
+                        help="what the memory held on that day: superseded statements valid then first")
 
     get = command("get", "print lines of a memory file")
     get.add_argument("path")
