@@ -9,6 +9,7 @@ they hold), and :func:`~langchain_md_memory.search.asof.as_of_ranked` puts those
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import logging
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,9 @@ __all__ = ["AsOfMethods", "as_of_date"]
 logger = logging.getLogger(__name__)
 
 _NO_SUCH_TERM = " "  # no chunk holds it: its idf is the one a term absent from the memory gets
+_DATE_TERMS = token_set(" ".join([*calendar.month_name, *calendar.month_abbr,
+                                  "last this past month year week 去年 今年 前年 上个月 这个月 本月 月份"]))
+"""Terms of a date phrase: they say when, not what, so a past fact is not scored on them."""
 
 
 def as_of_date(value: Any) -> dt.date | None:
@@ -84,7 +88,7 @@ class AsOfMethods(DocumentMethods):
 
             rows = embed_cached(self.index, self.embedder, index_identity(self.embedder), statements)
             return [max(0.0, float(row @ vector)) for row in rows], True
-        terms = sorted(token_set(query))
+        terms = sorted(t for t in token_set(query) if t not in _DATE_TERMS and not t.isdecimal())
         idf = self.index.term_idf([*terms, _NO_SUCH_TERM]) if terms else {}
         absent = idf.get(_NO_SUCH_TERM, float("inf"))
         weights = {t: idf.get(t, absent) for t in terms if idf.get(t, absent) < absent}

@@ -45,6 +45,9 @@ PAST_MARGIN = 0.1
 """A past fact joins an as-of answer when its similarity to the question is at most this far below the
 best current hit's (or when no current hit has a vector score): near enough to answer the same question."""
 
+KEYWORD_SHARE = 0.3
+"""Without vectors, a past fact joins when it holds this share of the question's informative terms (idf)."""
+
 
 @dataclass(frozen=True, slots=True)
 class PastFact:
@@ -138,7 +141,7 @@ def as_of_ranked(hits: Sequence[MemorySearchResult], facts: Sequence[PastFact], 
     a day read from the question only adds the past (the question may ask about an event logged later).
     """
     best = max((hit.vector_score or 0.0 for hit in hits), default=0.0) if vector else 0.0
-    bar = best - PAST_MARGIN if vector and best > 0 else (0.0 if vector else 0.5)
+    bar = best - PAST_MARGIN if vector and best > 0 else (0.0 if vector else KEYWORD_SHARE)
     chosen = sorted(((score, fact) for fact, score in zip(facts, scores, strict=True)
                      if fact.holds(day) and score >= bar and score > 0), key=lambda item: -item[0])
     # As sure as the best current hit it stands beside (a keyword-only memory: the share it holds).
