@@ -13,8 +13,6 @@ import sys
 from typing import Any, NoReturn
 
 from .. import __version__
-from ..errors import MemoryInputError
-from ..history_search import as_of_date
 from ..integrations.mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV
 
 __all__ = [
@@ -43,13 +41,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"md-memory: error: {message} (see {self.prog} --help)\n")
 
 
-
 def _day(text: str) -> dt.date | None:
-    """``--as-of``: an ISO day, or a usage error naming the format."""
+    """``--as-of``: an ISO day, or a usage error naming the format (parsed here: ``--help`` stays light)."""
     try:
-        return as_of_date(text)
-    except MemoryInputError as exc:
-        raise argparse.ArgumentTypeError(str(exc).replace("as_of=", "--as-of ")) from exc
+        if len(text.strip()) == 10:
+            return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"{text!r} is not a date: give the day as YYYY-MM-DD, e.g. 2025-03-31")
+
 
 def memory_dir(given: str | None) -> str:
     """The memory folder: ``--dir``, else ``$MD_MEMORY_DIR`` (or the older ``$LANGCHAIN_MD_MEMORY_DIR``),
