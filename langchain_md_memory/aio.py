@@ -34,8 +34,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from .config import MemoryConfig
-from .documents import DocumentMethods, Remembered
+from .documents import Remembered
 from .files.session_context import SessionContext
+from .history_search import AsOfMethods
 from .search.pipeline import RankedResults
 from .sync.indexer import SyncStats
 from .sync.verify import VerifyReport
@@ -51,13 +52,15 @@ SYNC_TWIN = "async_index"
 """The async twin of ``sync`` (``async`` itself is a keyword; ``getattr(mem, "async")`` also works)."""
 
 
-class AsyncMemoryMethods(DocumentMethods):
+class AsyncMemoryMethods(AsOfMethods):
     """The async twin of every memory operation, each running the sync one in a worker thread."""
 
     if TYPE_CHECKING:  # defined by MemoryCore; declared here so the twins type-check
-        def search(self, query: str, *, max_results: int | None = None) -> list[MemorySearchResult]: ...
+        def search(self, query: str, *, max_results: int | None = None,
+                   as_of: dt.date | None = None) -> list[MemorySearchResult]: ...
         def search_detailed(self, query: str, *, max_results: int | None = None,
-                            config: MemoryConfig | None = None) -> RankedResults: ...
+                            config: MemoryConfig | None = None,
+                            as_of: dt.date | None = None) -> RankedResults: ...
         def load_session_context(self, max_tokens: int | None = None) -> str: ...
         def session_context_report(self, max_tokens: int | None = None) -> SessionContext: ...
         def sync(self, force: bool = False, progress: ProgressCallback | None = None) -> SyncStats: ...
@@ -78,14 +81,17 @@ class AsyncMemoryMethods(DocumentMethods):
 
     # -- search and context ------------------------------------------------------------
 
-    async def asearch(self, query: str, *, max_results: int | None = None) -> list[MemorySearchResult]:
+    async def asearch(self, query: str, *, max_results: int | None = None,
+                      as_of: dt.date | None = None) -> list[MemorySearchResult]:
         """Async twin of :meth:`search`."""
-        return await asyncio.to_thread(self.search, query, max_results=max_results)
+        return await asyncio.to_thread(self.search, query, max_results=max_results, as_of=as_of)
 
     async def asearch_detailed(self, query: str, *, max_results: int | None = None,
-                               config: MemoryConfig | None = None) -> RankedResults:
+                               config: MemoryConfig | None = None,
+                               as_of: dt.date | None = None) -> RankedResults:
         """Async twin of :meth:`search_detailed`."""
-        return await asyncio.to_thread(self.search_detailed, query, max_results=max_results, config=config)
+        return await asyncio.to_thread(self.search_detailed, query, max_results=max_results, config=config,
+                                       as_of=as_of)
 
     async def aload_session_context(self, max_tokens: int | None = None) -> str:
         """Async twin of :meth:`load_session_context`."""

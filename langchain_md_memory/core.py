@@ -70,9 +70,8 @@ class MemoryCore(AsyncMemoryMethods):
     Construct :class:`~langchain_md_memory.MarkdownMemory` (same arguments);
     this base is what features and integrations are typed against. The parts
     (``store``, ``indexer``, ``index``, ``embedder``, ``watcher``) are public for
-    inspection and tests; code built on a memory uses the methods below. Every
-    operation has an async twin (``aget``, ``aappend``, ``asearch``, ``async_index``,
-    ...; see :mod:`langchain_md_memory.aio`).
+    inspection and tests; code built on a memory uses the methods below. Every operation
+    has an async twin (``aget``, ``aappend``, ``asearch``, ...; see :mod:`langchain_md_memory.aio`).
     """
 
     def __init__(
@@ -92,9 +91,7 @@ class MemoryCore(AsyncMemoryMethods):
         self._backend = backend
         if backend is None:
             if memory_dir is None:
-                raise MemoryInputError(
-                    "give the memory folder (memory_dir), or use MarkdownMemory.from_postgres"
-                )
+                raise MemoryInputError("give the memory folder, or use MarkdownMemory.from_postgres")
             folder = MarkdownStore(memory_dir, recursive=recursive, max_path_depth=config.max_path_depth,
                                    max_name_bytes=config.max_name_bytes)
             folder.sweep_temp_files()
@@ -194,22 +191,24 @@ class MemoryCore(AsyncMemoryMethods):
 
     # -- search ---------------------------------------------------------------------
 
-    def search(self, query: str, *, max_results: int | None = None) -> list[MemorySearchResult]:
-        """Hybrid search: recall, merge, min-score, decay, MMR, top-k.
+    def search(self, query: str, *, max_results: int | None = None, as_of: dt.date | None = None
+               ) -> list[MemorySearchResult]:
+        """Hybrid search: recall, merge, min-score, decay, MMR, top-k; ``as_of``: what held on that day.
 
-        Syncs first when the Markdown changed. Never raises for an embedding
-        outage: the keyword path answers alone.
-        """
-        return self.search_detailed(query, max_results=max_results).hits
+        Syncs first when the Markdown changed; an embedding outage leaves the keyword path to answer.
+        ``as_of`` (else a date the question names) puts the struck History lines valid then first, each
+        hit with ``valid_from``/``valid_until`` (see :mod:`.search.asof`)."""
+        return self.search_detailed(query, max_results=max_results, as_of=as_of).hits
 
     def search_detailed(self, query: str, *, max_results: int | None = None,
-                        config: MemoryConfig | None = None) -> RankedResults:
+                        config: MemoryConfig | None = None, as_of: dt.date | None = None) -> RankedResults:
         """Like :meth:`search`, also returning the per-stage funnel and degradation note."""
         cfg = config or self.config
         k = max_results if max_results is not None else cfg.max_results
         if k < 1:
             raise MemoryInputError(f"max_results must be at least 1, got {k}")
         check_query_size(query, cfg.max_query_chars)
+        day, strict = self._asked(query, as_of)
         self._check_open()
         self._ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
         vector, degraded = self._query_vector(query)
@@ -217,14 +216,16 @@ class MemoryCore(AsyncMemoryMethods):
         recall = drop_expired(recall, dt.date.today())
         ids = [r.id for r, _ in recall.vector] + [r.id for r, _ in recall.keyword]
         counts = self._access_counts(ids) if cfg.access_weight > 0 and ids else None
-        ranked = rank(recall, cfg, max_results=k, access_counts=counts, query=query)
+        ranked = rank(recall, cfg, max_results=2 * k if strict else k, access_counts=counts, query=query)
         if cfg.temporal_decay.newer_first < 1.0:  # the same switch as "newer statements first"
             hits = restated_below_successors(ranked.hits, self._struck_facts(successor_paths(ranked.hits)))
-            ranked = RankedResults(hits, ranked.funnel, ranked.degraded)
+            ranked = RankedResults(hits, ranked.funnel, ranked.degraded, ranked.as_of)
+        if day is not None:
+            ranked = self._as_of(ranked, query, vector, day, k, strict)
         if self._sync_error is not None:
             lag = f"the index could not be updated ({self._sync_error}); recent changes may be missing"
             note = "; ".join(filter(None, [ranked.degraded, lag]))
-            ranked = RankedResults(ranked.hits, ranked.funnel, note)
+            ranked = RankedResults(ranked.hits, ranked.funnel, note, ranked.as_of)
         if cfg.access_weight > 0:
             self._record_access([h.chunk_id for h in ranked.hits])
         self.indexer.freshness.start_pending()  # a periodic walk this search found due: after it, not during

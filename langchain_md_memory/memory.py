@@ -235,10 +235,12 @@ class ProjectMemory(MarkdownMemory):
     # -- search: one ranking over both memories -------------------------------------
 
     def search_detailed(self, query: str, *, max_results: int | None = None,
-                        config: MemoryConfig | None = None) -> RankedResults:
-        """Like :meth:`MarkdownMemory.search_detailed`, over the project and the global memory."""
-        ranked = super().search_detailed(query, max_results=max_results, config=config)
-        return RankedResults(mark_scopes(ranked.hits), ranked.funnel, ranked.degraded)
+                        config: MemoryConfig | None = None, as_of: dt.date | None = None) -> RankedResults:
+        """Like :meth:`MarkdownMemory.search_detailed`, over the project and the global memory.
+
+        ``as_of`` reads the struck History lines of the project memory."""
+        ranked = super().search_detailed(query, max_results=max_results, config=config, as_of=as_of)
+        return RankedResults(mark_scopes(ranked.hits), ranked.funnel, ranked.degraded, ranked.as_of)
 
     def _recall(self, query: str, pool: int, cfg: MemoryConfig, vector: Any, degraded: str | None) -> Recall:
         own = super()._recall(query, pool, cfg, vector, degraded)

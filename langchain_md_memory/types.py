@@ -135,6 +135,10 @@ class MemorySearchResult:
     provenance: tuple[str, ...] = ()
     """Where the hit's facts came from: the body of each ``<!-- src: ... -->`` comment in its text."""
     confident: bool = False
+    valid_from: str | None = None
+    """As-of searches: the first day (ISO) the hit's statement held; ``None``: since always, or not asked."""
+    valid_until: str | None = None
+    """As-of searches: the day (ISO) a struck statement was superseded; ``None``: still holds."""
 
     def to_dict(self) -> dict[str, Any]:
         """The hit as a plain dict (JSON-ready)."""

@@ -88,13 +88,17 @@ def _hit(hit: MemorySearchResult) -> dict[str, Any]:
 
 
 def _search(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    ranked = mem.search_detailed(args.query, max_results=args.k)
+    ranked = mem.search_detailed(args.query, max_results=args.k, as_of=getattr(args, "as_of", None))
+    as_of = ranked.as_of.isoformat() if ranked.as_of else None
     if args.json:
-        _dump({"query": args.query, "degraded": ranked.degraded, "funnel": ranked.funnel,
+        _dump({"query": args.query, "as_of": as_of, "degraded": ranked.degraded, "funnel": ranked.funnel,
                "confident": ranked.confident, "results": [_hit(h) for h in ranked.hits]}, out)
         return 0
     if ranked.degraded:
         print(f"note: {ranked.degraded}", file=err)
+    if as_of:
+        read = "" if getattr(args, "as_of", None) else " (the date the question names)"
+        print(f"as of {as_of}{read}", file=out)
     if not ranked.hits:
         print("no results", file=out)
         return 0

@@ -7,6 +7,7 @@ and ``--version`` answer without loading LangChain or numpy.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import sys
 from typing import Any, NoReturn
@@ -38,6 +39,16 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"md-memory: error: {message} (see {self.prog} --help)\n")
+
+
+def _day(text: str) -> dt.date | None:
+    """``--as-of``: an ISO day, or a usage error naming the format (parsed here: ``--help`` stays light)."""
+    try:
+        if len(text.strip()) == 10:
+            return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"{text!r} is not a date: give the day as YYYY-MM-DD, e.g. 2025-03-31")
 
 
 def memory_dir(given: str | None) -> str:
@@ -96,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     search = command("search", "hybrid search: vector and keyword recall, merge, decay, MMR, top k")
     search.add_argument("query")
     search.add_argument("-k", type=int, default=None, help="number of results (default 6)")
+    search.add_argument("--as-of", type=_day, default=None, metavar="YYYY-MM-DD",
+                        help="what the memory held on that day: superseded statements valid then first")
 
     get = command("get", "print lines of a memory file")
     get.add_argument("path")

@@ -67,7 +67,9 @@ def format_hits(hits: Sequence[MemorySearchResult], *, start: int = 1) -> str:
 
     def label(hit: MemorySearchResult) -> str:
         weak = ", weak match" if mixed and not hit.confident else ""
-        return f"(score {hit.score:.2f}{weak})"
+        days = (("from", hit.valid_from), ("until", hit.valid_until))  # an as-of search: when it held
+        held = "".join(f", valid {word} {day}" for word, day in days if day)
+        return f"(score {hit.score:.2f}{weak}{held})"
 
     blocks = [
         f"[{n}] {hit.citation} {label(hit)}\n{hit.text.strip()}"

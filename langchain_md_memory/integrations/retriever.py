@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import math
 from typing import Any, Literal, Self, get_args
 
@@ -34,6 +35,7 @@ from pydantic import ConfigDict, Field, model_validator
 from ..config import MemoryConfig
 from ..core import MemoryCore
 from ..errors import MemoryInputError
+from ..history_search import as_of_date
 from ..types import MemorySearchResult
 
 __all__ = ["SEARCH_KWARGS", "SEARCH_TYPES", "MarkdownMemoryRetriever", "SearchType", "hit_to_document"]
@@ -42,8 +44,9 @@ SearchType = Literal["similarity", "mmr", "similarity_score_threshold"]
 SEARCH_TYPES: tuple[str, ...] = get_args(SearchType)
 """The ``search_type`` values a ``VectorStore`` retriever accepts, and so does this one."""
 
-SEARCH_KWARGS: tuple[str, ...] = ("k", "score_threshold", "lambda_mult", "fetch_k")
-"""The ``VectorStore`` ``search_kwargs`` understood here; MemoryConfig fields are accepted too."""
+SEARCH_KWARGS: tuple[str, ...] = ("k", "score_threshold", "lambda_mult", "fetch_k", "as_of")
+"""The ``VectorStore`` ``search_kwargs`` understood here, and ``as_of`` (a ``date`` or ``YYYY-MM-DD``: what
+held on that day, see :meth:`MarkdownMemory.search`); MemoryConfig fields are accepted too."""
 
 _RETRIEVER_ARGS = ("k", "search_type", "search_kwargs", "tags", "metadata", "name")
 _CONFIG_FIELDS = tuple(MemoryConfig.model_fields)
@@ -82,6 +85,7 @@ def _check_search(search_type: str | None, search_kwargs: dict[str, Any]) -> Non
             f"search_type {search_type!r} is not allowed; use one of {', '.join(map(repr, SEARCH_TYPES))}"
         )
     _check_keys(search_kwargs, "search_kwargs", SEARCH_KWARGS)
+    as_of_date(search_kwargs.get("as_of"))
     threshold = search_kwargs.get("score_threshold")
     if search_type == "similarity_score_threshold" and threshold is None:
         raise MemoryInputError(
@@ -159,13 +163,14 @@ class MarkdownMemoryRetriever(BaseRetriever):
             fields["name"] = name
         return cls(**fields)
 
-    def _resolve(self, kwargs: dict[str, Any]) -> tuple[int | None, MemoryConfig]:
-        """``(k, config)`` of one query: memory config < overrides < search type/kwargs < invoke kwargs."""
+    def _resolve(self, kwargs: dict[str, Any]) -> tuple[int | None, MemoryConfig, dt.date | None]:
+        """``(k, config, as_of)`` of one query: memory config < overrides < search type/kwargs < invoke."""
         given = {key: value for key, value in kwargs.items() if value is not None}
         _check_keys(given, "invoke()", SEARCH_KWARGS)
         search = {**self.search_kwargs, **{key: given.pop(key) for key in SEARCH_KWARGS if key in given}}
         _check_search(self.search_type, search)
         k: int | None = search.pop("k", self.k)
+        as_of = as_of_date(search.pop("as_of", None))
         from_search: dict[str, Any] = {key: search.pop(key) for key in list(search)
                                        if key not in SEARCH_KWARGS}
         mmr: dict[str, Any] = {}
@@ -184,18 +189,19 @@ class MarkdownMemoryRetriever(BaseRetriever):
             pool = max(1, math.ceil(search["fetch_k"] / (k or config.max_results)))
             config = config.merged(mmr={"pool_multiplier": pool},
                                    candidate_multiplier=max(pool, config.candidate_multiplier))
-        return k, config
+        return k, config, as_of
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        k, config = self._resolve(kwargs)
-        ranked = self.memory.search_detailed(query, max_results=k, config=config)
+        k, config, as_of = self._resolve(kwargs)
+        ranked = self.memory.search_detailed(query, max_results=k, config=config, as_of=as_of)
         return [hit_to_document(h, ranked.degraded) for h in ranked.hits]
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        k, config = self._resolve(kwargs)
-        ranked = await asyncio.to_thread(self.memory.search_detailed, query, max_results=k, config=config)
+        k, config, as_of = self._resolve(kwargs)
+        ranked = await asyncio.to_thread(self.memory.search_detailed, query, max_results=k, config=config,
+                                         as_of=as_of)
         return [hit_to_document(h, ranked.degraded) for h in ranked.hits]

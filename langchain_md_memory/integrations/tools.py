@@ -41,6 +41,7 @@ from ..documents import Remembered
 from ..errors import MemoryPathError, MemoryStoreError
 from ..facts import provenance_label
 from ..files.paths import resolve_alias
+from ..history_search import as_of_date
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from ..secrets import scrub
 from .prompt_context import search_answer
@@ -68,6 +69,11 @@ class MemorySearchInput(BaseModel):
     )
     max_results: int | None = Field(
         default=None, ge=1, le=50, description="How many passages to return (default: the memory's setting)."
+    )
+    as_of: str | None = Field(
+        default=None,
+        description="Only to ask what was true on a past day: that day as YYYY-MM-DD, e.g. '2025-03-31'. "
+        "Returns the statements valid then, superseded ones included, each with the days it held.",
     )
 
 
@@ -156,9 +162,9 @@ def _shown(query: str, limit: int = 200) -> str:
     return query if len(query) <= limit else f"{query[:limit]}... ({len(query)} characters)"
 
 
-def _search(mem: MemoryCore, query: str, max_results: int | None = None) -> str:
+def _search(mem: MemoryCore, query: str, max_results: int | None = None, as_of: str | None = None) -> str:
     try:
-        ranked = mem.search_detailed(query, max_results=max_results)
+        ranked = mem.search_detailed(query, max_results=max_results, as_of=as_of_date(as_of))
     except MemoryPathError as exc:
         raise _as_tool_error(exc) from exc
     except ValueError as exc:
@@ -173,6 +179,10 @@ def _search(mem: MemoryCore, query: str, max_results: int | None = None) -> str:
         )
     else:
         text = search_answer(ranked.hits)
+    if ranked.as_of is not None:
+        chosen = "asked" if as_of else "the date the question names"
+        text = (f"As of {ranked.as_of.isoformat()} ({chosen}): statements valid then, superseded ones "
+                f"struck with the day they changed.\n\n{text}")
     if ranked.degraded:
         text += f"\n\nNote: {ranked.degraded}"
     return text

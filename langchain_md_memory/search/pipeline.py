@@ -75,12 +75,14 @@ class Recall:
 class RankedResults:
     """The final hits, the candidate count after each stage, and any degradation.
 
-    ``funnel`` has the keys of :data:`FUNNEL_STAGES`, in that order.
+    ``funnel`` has the keys of :data:`FUNNEL_STAGES`, in that order. ``as_of`` is the day an as-of
+    search answered for (given by the caller or read from the question), ``None`` for the present.
     """
 
     hits: list[MemorySearchResult]
     funnel: dict[str, int]
     degraded: str | None
+    as_of: dt.date | None = None
 
     @property
     def confident(self) -> bool:

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("embeddings",),
     ("sync",),
     ("search",),
-    ("documents", "aio"),
+    ("documents", "history_search", "aio"),
     ("core", "project"),
     ("features",),
     ("integrations",),

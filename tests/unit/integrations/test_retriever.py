@@ -174,8 +174,8 @@ def test_unknown_search_type_names_the_allowed_ones(mem: MarkdownMemory) -> None
 
 def test_unknown_keys_get_an_error_naming_the_allowed_ones(mem: MarkdownMemory) -> None:
     with pytest.raises(MemoryInputError, match=r"search_kwargs got unknown key\(s\) \['filter'\]; "
-                                               r"allowed: k, score_threshold, lambda_mult, fetch_k, or "
-                                               r"MemoryConfig fields \(max_results, min_score"):
+                                               r"allowed: k, score_threshold, lambda_mult, fetch_k, "
+                                               r"as_of, or MemoryConfig fields \(max_results, min_score"):
         mem.as_retriever(search_kwargs={"k": 2, "filter": {"path": "MEMORY.md"}})
     with pytest.raises(MemoryInputError, match=r"as_retriever\(\) got unknown key\(s\) \['top_k'\]; "
                                                r"allowed: k, search_type, search_kwargs, tags, metadata"):

@@ -44,7 +44,7 @@ def test_tools_are_search_get_update_in_order_with_schemas(tools):
     assert [t.name for t in tools] == ["memory_search", "memory_get", "memory_update"]
     assert all(isinstance(t, StructuredTool) for t in tools)
     assert all(t.coroutine is not None and t.func is not None for t in tools)
-    assert set(tools[0].args) == {"query", "max_results"}
+    assert set(tools[0].args) == {"query", "max_results", "as_of"}
     assert set(tools[1].args) == {"path", "start_line", "end_line"}
     assert set(tools[2].args) == {"content", "action", "file", "old_text", "start_line", "end_line",
                                   "expires"}

@@ -1,0 +1,110 @@
+"""As-of search on a memory: the struck History lines read back, scored and ranked for a day.
+
+:class:`~langchain_md_memory.core.MemoryCore` has these methods; they are here so the facade stays
+a wiring of parts. Superseded lines are not indexed, so an as-of search reads them from the files
+(:func:`~langchain_md_memory.search.asof.past_facts`), scores them against the question (cosine with
+the embedder, through the index's embedding cache; else the share of the question's informative terms
+they hold), and :func:`~langchain_md_memory.search.asof.as_of_ranked` puts those valid on the day first.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .documents import DocumentMethods
+from .errors import MemoryInputError, MemoryStoreError
+from .search.asof import PastFact, as_of_ranked, asked_day, past_facts
+from .search.pipeline import RankedResults
+from .text import token_set
+
+if TYPE_CHECKING:
+    from .embeddings import EmbeddingClient
+    from .index.base import SearchIndex
+
+__all__ = ["AsOfMethods", "as_of_date"]
+
+logger = logging.getLogger(__name__)
+
+_NO_SUCH_TERM = " "  # no chunk holds it: its idf is the one a term absent from the memory gets
+_DATE_TERMS = token_set(" ".join([*calendar.month_name, *calendar.month_abbr,
+                                  "last this past month year week 去年 今年 前年 上个月 这个月 本月 月份"]))
+"""Terms of a date phrase: they say when, not what, so a past fact is not scored on them."""
+
+
+def as_of_date(value: Any) -> dt.date | None:
+    """``value`` as an as-of day: a ``date`` (a ``datetime``'s day), an ISO ``YYYY-MM-DD`` string or ``None``.
+
+    Raises:
+        MemoryInputError: for anything else, naming the value and the format to use.
+    """
+    if value is None or (isinstance(value, dt.date) and not isinstance(value, dt.datetime)):
+        return value
+    if isinstance(value, dt.datetime):
+        return value.date()
+    text = str(value).strip()
+    try:
+        if len(text) == 10:
+            return dt.date.fromisoformat(text)
+    except ValueError:
+        pass
+    raise MemoryInputError(
+        f"as_of={value!r} is not a date: give the day as YYYY-MM-DD, e.g. as_of='2025-03-31'")
+
+
+class AsOfMethods(DocumentMethods):
+    """What a memory believed on a day: struck History lines valid then, above the current hits."""
+
+    if TYPE_CHECKING:
+        embedder: EmbeddingClient | None
+
+        @property
+        def index(self) -> SearchIndex: ...
+
+    @staticmethod
+    def _asked(query: str, as_of: Any) -> tuple[dt.date | None, bool]:
+        """The as-of day and whether the caller gave it (strict), else the day the question names."""
+        day = as_of_date(as_of)
+        return (day, True) if day is not None else (asked_day(query, dt.date.today()), False)
+
+    def _past_facts(self) -> list[PastFact]:
+        found: list[PastFact] = []
+        for path in self.store.list_files():
+            try:
+                text = self.store.read_bytes(path).decode("utf-8", errors="replace")
+            except (MemoryStoreError, OSError) as exc:  # gone meanwhile: its History with it
+                logger.debug("cannot read %s for its History: %s", path, exc)
+                continue
+            found.extend(past_facts(path, text))
+        return found
+
+    def _past_scores(self, query: str, facts: list[PastFact], vector: Any) -> tuple[list[float], bool]:
+        statements = [fact.statement for fact in facts]
+        if vector is not None and self.embedder is not None:
+            from .sync.embedding import embed_cached
+            from .sync.indexer import index_identity
+
+            rows = embed_cached(self.index, self.embedder, index_identity(self.embedder), statements)
+            return [max(0.0, float(row @ vector)) for row in rows], True
+        terms = sorted(t for t in token_set(query) if t not in _DATE_TERMS and not t.isdecimal())
+        idf = self.index.term_idf([*terms, _NO_SUCH_TERM]) if terms else {}
+        absent = idf.get(_NO_SUCH_TERM, float("inf"))
+        weights = {t: idf.get(t, absent) for t in terms if idf.get(t, absent) < absent}
+        total = sum(weights.values())
+        held = [token_set(statement) for statement in statements]
+        scores = [sum(w for t, w in weights.items() if t in have) / total if total else 0.0 for have in held]
+        return scores, False
+
+    def _as_of(self, ranked: RankedResults, query: str, vector: Any, day: dt.date, k: int,
+               strict: bool) -> RankedResults:
+        """``ranked`` answered as of ``day`` (see :func:`~langchain_md_memory.search.asof.as_of_ranked`)."""
+        facts = [fact for fact in self._past_facts() if fact.holds(day)]
+        scores, by_vector = self._past_scores(query, facts, vector) if facts else ([], vector is not None)
+        hits = as_of_ranked(ranked.hits, facts, scores, day, k, vector=by_vector, strict=strict)
+        if not strict and len(hits) == len(ranked.hits) and all(
+                a.chunk_id == b.chunk_id for a, b in zip(hits, ranked.hits, strict=True)):
+            hits = ranked.hits  # a date read from the question that adds nothing leaves the hits alone
+        logger.debug("as of %s (%s): %d past facts valid", day, "asked" if strict else "read", len(facts))
+        return RankedResults(hits, {**ranked.funnel, "top_k": len(hits)}, ranked.degraded, day)

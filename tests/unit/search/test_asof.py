@@ -1,0 +1,77 @@
+"""Validity intervals read from the Markdown, and the as-of day a question asks about."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from langchain_md_memory.history_search import as_of_date
+from langchain_md_memory.search.asof import asked_day, hit_interval, past_facts
+from langchain_md_memory.types import MemorySearchResult
+
+TODAY = dt.date(2026, 12, 5)
+
+
+def test_struck_line_holds_from_its_provenance_day_until_the_day_it_was_superseded():
+    text = ("- Rent 1,720\n\n## History\n"
+            "- ~~Rent 1,650~~ (superseded 2026-03-01) <!-- src: thread=t1 2025-01-10 -->\n"
+            "- ~~Gym: Fitness Hut~~ (expired 2026-02-01)\n")
+    [fact] = past_facts("MEMORY.md", text)  # an expired line is not a superseded statement
+    assert (fact.line, fact.statement, fact.since, fact.until) == (4, "Rent 1,650", dt.date(2025, 1, 10),
+                                                                  dt.date(2026, 3, 1))
+    assert not fact.holds(dt.date(2025, 1, 9))
+    assert fact.holds(dt.date(2025, 1, 10)) and fact.holds(dt.date(2026, 2, 28))
+    assert not fact.holds(dt.date(2026, 3, 1))
+
+
+def test_struck_line_of_a_daily_log_holds_from_the_log_day():
+    [fact] = past_facts("memory/2026-02-03.md", "## History\n- ~~Dinner at Prado~~ (superseded 2026-02-05)\n")
+    assert fact.since == dt.date(2026, 2, 3)
+
+
+def _hit(path: str, text: str) -> MemorySearchResult:
+    return MemorySearchResult(path, 1, 1, text, 1.0, None, 1.0, "keyword", "evergreen")
+
+
+def test_live_hit_holds_from_its_oldest_written_line_or_always():
+    dated = "- a <!-- src: via=x 2026-05-01 -->\n- b <!-- src: via=x 2026-03-01 -->"
+    assert hit_interval(_hit("MEMORY.md", dated)) == (dt.date(2026, 3, 1), None)
+    assert hit_interval(_hit("MEMORY.md", dated + "\n- undated")) == (None, None)
+    assert hit_interval(_hit("memory/2026-02-03.md", "# Log\n- ran 5k")) == (dt.date(2026, 2, 3), None)
+
+
+@pytest.mark.parametrize(("question", "day"), [
+    ("what was my rent in March 2025?", dt.date(2025, 3, 31)),
+    ("rent in 2025-03", dt.date(2025, 3, 31)),
+    ("what was it on 3 June, 2023", dt.date(2023, 6, 3)),
+    ("last month", dt.date(2026, 11, 30)),
+    ("上个月房租多少", dt.date(2026, 11, 30)),
+    ("去年三月房租多少", dt.date(2025, 3, 31)),
+    ("2025年3月房租多少", dt.date(2025, 3, 31)),
+    ("三月份房租多少", dt.date(2026, 3, 31)),
+    ("what did I pay in December", dt.date(2026, 12, 5)),  # this month: never after today
+    ("what do I pay this year", TODAY),
+])
+def test_asked_day_is_the_end_of_the_named_period(question, day):
+    assert asked_day(question, TODAY) == day
+
+
+def test_a_month_without_a_year_is_its_latest_that_has_begun():
+    assert asked_day("三月份", dt.date(2026, 2, 10)) == dt.date(2025, 3, 31)
+
+
+def test_present_tense_question_names_no_day():
+    assert asked_day("How much is my rent now?", TODAY) is None
+    assert asked_day("我现在房租是多少？", TODAY) is None
+
+
+@pytest.mark.parametrize("value", ["March", "2025-3-1", "2025-02-30", "yesterday", 20250301])
+def test_as_of_date_refuses_what_is_not_an_iso_day(value):
+    with pytest.raises(ValueError, match="YYYY-MM-DD"):
+        as_of_date(value)
+
+
+def test_as_of_date_takes_dates_datetimes_and_iso_strings():
+    assert as_of_date("2025-03-01") == as_of_date(dt.datetime(2025, 3, 1, 9)) == dt.date(2025, 3, 1)
+    assert as_of_date(None) is None
