@@ -50,7 +50,7 @@ from .search.pipeline import RankedResults, Recall, rank
 from .search.restated import restated_below_successors, successor_paths
 from .search.retrieve import query_vector, retrieve
 from .secrets import scrub
-from .sync.embedding import embed_cached
+from .sync.embedding import cosines
 from .sync.indexer import Indexer, SyncStats, index_identity
 from .sync.verify import VerifyReport, verify_index
 from .sync.watcher import MemoryWatcher
@@ -208,15 +208,16 @@ class MemoryCore(AsyncMemoryMethods):
         if k < 1:
             raise MemoryInputError(f"max_results must be at least 1, got {k}")
         check_query_size(query, cfg.max_query_chars)
-        day, strict = self._asked(query, as_of)
+        today = dt.date.today()
+        period, day, strict = self._asked(query, as_of, today)
         self._check_open()
         self._ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
         vector, degraded = self._query_vector(query)
         recall = self._recall(query, cfg.candidate_multiplier * k, cfg, vector, degraded)
-        recall = drop_expired(recall, dt.date.today())
+        recall = drop_expired(recall, today)
         ids = [r.id for r, _ in recall.vector] + [r.id for r, _ in recall.keyword]
         counts = self._access_counts(ids) if cfg.access_weight > 0 and ids else None
-        ranked = rank(recall, cfg, max_results=2 * k if strict else k, access_counts=counts, query=query)
+        ranked = rank(recall, cfg, max_results=2 * k if strict else k, access_counts=counts, period=period)
         if cfg.temporal_decay.newer_first < 1.0:  # the same switch as "newer statements first"
             hits = restated_below_successors(ranked.hits, self._struck_facts(successor_paths(ranked.hits)))
             ranked = RankedResults(hits, ranked.funnel, ranked.degraded, ranked.as_of)
@@ -314,8 +315,7 @@ class MemoryCore(AsyncMemoryMethods):
         vector, _ = self._query_vector(query)
         if vector is None or self.embedder is None:
             return None
-        rows = embed_cached(self.index, self.embedder, index_identity(self.embedder), texts) if texts else ()
-        return [float(row @ vector) for row in rows]
+        return cosines(self.index, self.embedder, index_identity(self.embedder), vector, texts)
 
     def status(self) -> dict[str, Any]:
         """Counts and state: files, chunks, embedded, provider, last sync, fallbacks."""

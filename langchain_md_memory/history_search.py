@@ -16,8 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from .documents import DocumentMethods
 from .errors import MemoryInputError, MemoryStoreError
-from .search.asof import PastFact, as_of_ranked, asked_day, past_facts
+from .search.asof import PastFact, as_of_ranked, past_facts, period_end
+from .search.periods import Period, named_period
 from .search.pipeline import RankedResults
+from .sync.embedding import cosines
+from .sync.indexer import index_identity
 from .text import token_set
 
 if TYPE_CHECKING:
@@ -64,10 +67,12 @@ class AsOfMethods(DocumentMethods):
         def index(self) -> SearchIndex: ...
 
     @staticmethod
-    def _asked(query: str, as_of: Any) -> tuple[dt.date | None, bool]:
-        """The as-of day and whether the caller gave it (strict), else the day the question names."""
+    def _asked(query: str, as_of: Any, today: dt.date) -> tuple[Period | None, dt.date | None, bool]:
+        """The period the question names (read once a search: it also weighs hits), the as-of day and
+        whether the caller gave it (strict), else the end of that period."""
+        period = named_period(query, today)
         day = as_of_date(as_of)
-        return (day, True) if day is not None else (asked_day(query, dt.date.today()), False)
+        return (period, day, True) if day is not None else (period, period_end(period, today), False)
 
     def _past_facts(self) -> list[PastFact]:
         found: list[PastFact] = []
@@ -83,11 +88,8 @@ class AsOfMethods(DocumentMethods):
     def _past_scores(self, query: str, facts: list[PastFact], vector: Any) -> tuple[list[float], bool]:
         statements = [fact.statement for fact in facts]
         if vector is not None and self.embedder is not None:
-            from .sync.embedding import embed_cached
-            from .sync.indexer import index_identity
-
-            rows = embed_cached(self.index, self.embedder, index_identity(self.embedder), statements)
-            return [max(0.0, float(row @ vector)) for row in rows], True
+            found = cosines(self.index, self.embedder, index_identity(self.embedder), vector, statements)
+            return [max(0.0, cosine) for cosine in found], True
         terms = sorted(t for t in token_set(query) if t not in _DATE_TERMS and not t.isdecimal())
         idf = self.index.term_idf([*terms, _NO_SUCH_TERM]) if terms else {}
         absent = idf.get(_NO_SUCH_TERM, float("inf"))

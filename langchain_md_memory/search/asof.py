@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from ..facts import parse_provenance, provenance_day, strip_annotations
 from ..files.paths import daily_date, file_kind
 from ..types import MemorySearchResult
-from .periods import named_period
+from .periods import Period, named_period
 
-__all__ = ["PastFact", "as_of_ranked", "asked_day", "hit_interval", "past_facts"]
+__all__ = ["PastFact", "as_of_ranked", "asked_day", "hit_interval", "past_facts", "period_end"]
 
 _STRUCK_RE = re.compile(
     r"^[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+)?~~(\S.*?)~~[ \t]*\(superseded (\d{4}-\d{2}-\d{2})\)")
@@ -102,11 +102,15 @@ def hit_interval(hit: MemorySearchResult) -> tuple[dt.date | None, None]:
 
 
 def asked_day(question: str, today: dt.date) -> dt.date | None:
-    """The day a question asks about: the last day of the period it names (never after ``today``).
+    """The day a question asks about: the last day of the period it names (never after ``today``)."""
+    return period_end(named_period(question, today), today)
+
+
+def period_end(period: Period | None, today: dt.date) -> dt.date | None:
+    """The last day of ``period`` that is not after ``today``; ``None`` for no period.
 
     A month named without a year (``in June``, ``三月份``) is its latest one that has begun.
     """
-    period = named_period(question, today)
     if period is None:
         return None
     if period.month is not None:

@@ -34,7 +34,7 @@ from .focus import apply_question_focus
 from .fusion import resolve_fusion
 from .merge import filter_min_score, merge_candidates
 from .mmr import Similarity, cosine_similarity_fn, mmr_rerank
-from .periods import named_period
+from .periods import Period
 from .relevance import CONFIDENT_RELEVANCE, Translations, annotate_relevance, calibration, relevant
 from .weighting import apply_source_weights
 
@@ -109,16 +109,16 @@ def rank(
     max_results: int | None = None,
     now: dt.datetime | None = None,
     access_counts: Mapping[str, int] | None = None,
-    query: str = "",
+    period: Period | None = None,
 ) -> RankedResults:
     """Run stages 1–5 over ``recall`` and return the top ``max_results`` hits.
 
     ``max_results`` defaults to ``config.max_results``; ``now`` (default: the
     local time) is the reference for temporal decay; ``access_counts`` maps
     chunk id to how often it was returned before (used when
-    ``config.access_weight > 0``); ``query`` the question's text (the period it names weighs hits,
-    see :mod:`~langchain_md_memory.search.focus`). Each hit's ``score`` is final
-    (merged × weight × decay); MMR only reorders, and ``relevance_rank`` is the
+    ``config.access_weight > 0``); ``period`` the one the question names (see
+    :func:`~.periods.named_period`; hits dated outside it weigh less, :mod:`.focus`). Each hit's
+    ``score`` is final (merged × weight × decay); MMR only reorders, and ``relevance_rank`` is the
     hit's 1-based rank before MMR.
 
     Raises:
@@ -154,7 +154,7 @@ def rank(
     )
     focused = apply_question_focus(
         weighted,
-        period=named_period(query, when.date()) if query and config.period_weight != 1.0 else None,
+        period=period,
         question_weight=config.question_weight,
         period_weight=config.period_weight,
     )

@@ -33,9 +33,9 @@ __all__ = ["CandidateSource", "QueryEmbedder", "bounded_keywords", "query_vector
 _PER_WORD = 16
 """Translations looked up for one word of the query."""
 _NO_SUCH_TERM = " "
+"""No chunk holds it: its idf is the one a term absent from the memory gets."""
 _CANDIDATE_TERMS = 256
 """Terms of a long query whose idf is read to choose the most informative (the longest first)."""
-"""No chunk holds it: its idf is the one a term absent from the memory gets."""
 
 logger = logging.getLogger(__name__)
 

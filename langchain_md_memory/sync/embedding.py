@@ -155,6 +155,13 @@ def _embed_pages(index: SearchIndex, embedder: Embedder, fingerprint: str, batch
             advance(pending.add(fresh, [(rowid, v) for d, v in fresh for rowid in rows_of[d]]))
 
 
+def cosines(index: SearchIndex, embedder: Embedder, fingerprint: str, vector: np.ndarray,
+            texts: Sequence[str]) -> list[float]:
+    """The cosine of the unit ``vector`` to each of ``texts``, embedded through the index's cache."""
+    rows = embed_cached(index, embedder, fingerprint, texts) if texts else ()
+    return [float(row @ vector) for row in rows]
+
+
 def embed_cached(index: SearchIndex, embedder: Embedder, fingerprint: str,
                  texts: Sequence[str]) -> np.ndarray:
     """Unit vectors of ``texts`` (one row each, in order): from the index's embedding cache, the
