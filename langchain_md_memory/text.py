@@ -41,6 +41,7 @@ __all__ = [
     "SCRIPT_OTHER",
     "TERMS_VERSION",
     "estimate_tokens",
+    "heading_level",
     "index_terms",
     "match_expression",
     "normalize_text",
@@ -198,6 +199,13 @@ def match_expression(terms: Sequence[str]) -> str:
 def token_set(text: str) -> frozenset[str]:
     """Terms of ``text`` as a set, for Jaccard similarity (CJK-aware)."""
     return frozenset(_stemmed(_tokens(text, unigrams=False)))
+
+
+def heading_level(line: str) -> int:
+    """The level (1-6) of a Markdown ATX heading line (``## Goals`` → 2), 0 for any other line."""
+    stripped = line.lstrip()
+    level = len(stripped) - len(stripped.lstrip("#"))
+    return level if 0 < level <= 6 and stripped[level : level + 1] in (" ", "") else 0
 
 
 def estimate_tokens(text: str) -> int:

@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import MemoryStoreError
-from ..text import CJK_CHAR_RE, estimate_tokens
+from ..text import CJK_CHAR_RE, estimate_tokens, heading_level
 from .base import DocumentStore
 from .paths import LONG_TERM_FILE, daily_file_name
 
@@ -95,12 +95,6 @@ class SessionContext:
         return [f.note for f in self.files if f.cut]
 
 
-def _heading_level(line: str) -> int:
-    stripped = line.lstrip()
-    level = len(stripped) - len(stripped.lstrip("#"))
-    return level if 0 < level <= 6 and stripped[level : level + 1] in (" ", "") else 0
-
-
 def _line_cost(line: str) -> float:
     # estimate_tokens before rounding, newline included: additive over lines.
     cjk = len(CJK_CHAR_RE.findall(line))
@@ -114,7 +108,7 @@ def _priorities(lines: list[str]) -> list[int]:
     for i, line in enumerate(lines):
         if not line.strip():
             continue
-        if _heading_level(line):
+        if heading_level(line):
             nth = 0
             ranks.append((0, i))
         else:
@@ -127,7 +121,7 @@ def _render(lines: list[str], chosen: set[int]) -> str:
     out: list[str] = []
     for i, line in enumerate(lines):
         if i in chosen:
-            if _heading_level(line) and out and out[-1]:
+            if heading_level(line) and out and out[-1]:
                 out.append("")
             out.append(line)
         elif not line.strip() and out and out[-1]:

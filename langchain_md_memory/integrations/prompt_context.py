@@ -27,7 +27,7 @@ from ..core import MemoryCore
 from ..errors import MemoryStoreError
 from ..prompts import DEFAULT_PROMPTS
 from ..search.relevance import NO_STRONG_MATCH
-from ..text import estimate_tokens
+from ..text import estimate_tokens, heading_level
 from ..types import MEMORY_MESSAGE_IDS, RECALL_ID, SESSION_CONTEXT_ID, MemorySearchResult
 
 __all__ = [
@@ -146,21 +146,15 @@ def dedupe_lines(text: str, already_seen: Iterable[str]) -> str:
     return _drop_empty_sections(kept)
 
 
-def _heading_level(line: str) -> int:
-    stripped = line.lstrip()
-    level = len(stripped) - len(stripped.lstrip("#"))
-    return level if 0 < level <= 6 and stripped[level : level + 1] in (" ", "") else 0
-
-
 def _drop_empty_sections(lines: list[str]) -> str:
     out: list[str] = []
     for i, line in enumerate(lines):
-        level = _heading_level(line)
+        level = heading_level(line)
         if level:
             # Keep a heading only if content comes before the next heading of the same or higher rank.
             has_content = False
             for later in lines[i + 1 :]:
-                later_level = _heading_level(later)
+                later_level = heading_level(later)
                 if later_level and later_level <= level:
                     break
                 if later.strip() and not later_level:
@@ -225,7 +219,7 @@ def recall_text(mem: MemoryCore, query: str, *, already_seen: Iterable[str], max
     budget = max_tokens - estimate_tokens(header) - estimate_tokens(_left_out_note(len(new))) - 1
     if not new or budget < 0:  # no room even for the header and the note: recall is off
         return ""
-    hits = select_hits(new, seen, budget)
+    hits = select_hits(new, (), budget)  # ``new`` holds no hit already seen: no second check
     # As in the session context, hits that do not fit are named, never dropped silently.
     note = _left_out_note(len(new) - len(hits))
     return "\n\n".join(part for part in (header, format_hits(hits), note) if part)

@@ -81,3 +81,10 @@ def test_the_ascii_fast_path_gives_the_terms_of_the_general_path():
         assert query_terms(sample) == list(dict.fromkeys(map(reference_stem, kept)))
 
     same()
+
+
+def test_heading_level_reads_atx_headings_only() -> None:
+    from langchain_md_memory.text import heading_level
+
+    assert [heading_level(x) for x in ("# A", "  ### B", "######", "####### seven", "#tag", "- # no")] == [
+        1, 3, 6, 0, 0, 0]
