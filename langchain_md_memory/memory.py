@@ -1,147 +1,340 @@
-"""The facade users construct: a memory plus its ways out to LangChain, LangGraph, dream and archives.
+"""The facade users construct: a memory composed of its owners, and its ways out to LangChain.
 
-:class:`MarkdownMemory` is :class:`~langchain_md_memory.core.MemoryCore` (files,
-index, search, sync, watching) plus what is built on it: a retriever, a
-LangGraph ``BaseStore``, dream consolidation and archives. :class:`ProjectMemory`
-(from :meth:`MarkdownMemory.for_project`) searches a project's memory together
-with the global one and routes ``~global/...`` paths to it.
-
-Example:
-    .. code-block:: python
-
-        from langchain_md_memory import MarkdownMemory
-
-        with MarkdownMemory("memory", embeddings="none") as mem:
-            mem.append("- Prefers index funds over single stocks")
-            docs = mem.as_retriever(k=2).invoke("what does the user prefer?")
-            archive = mem.export_archive("backups/")
+:class:`MarkdownMemory` forwards to four owners: ``documents`` (the Markdown behind the write guard),
+``indexer`` (the index and its sync), ``searcher`` (recall, every ranking step, the hits) and the
+watcher. Every method taking a file asks ``_route`` which memory holds it; :class:`ProjectMemory`
+overrides that one method (``~global/...`` goes to the global memory) and adds the global memory to
+its searcher's sources. The ways out (retriever, ``BaseStore``, dream, archives) use public methods.
 """
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import datetime as dt
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
 
-from langchain_core.language_models import LanguageModelLike
-
+from .aio import SYNC_TWIN, class_twin, owned, routed, twin
 from .config import MemoryConfig
-from .core import MemoryCore
-from .documents import Remembered
+from .embeddings import EmbeddingClient, resolve_embeddings
+from .errors import MemoryIndexError, MemoryInputError, MemoryStoreError
 from .features.archive import export_archive, import_archive
-from .features.dream import DreamResult, dream
-from .integrations.basestore import MarkdownBaseStore
-from .integrations.retriever import MarkdownMemoryRetriever
-from .project import (
-    GLOBAL_PREFIX,
-    ProjectIdentity,
-    combine_recalls,
-    layered_context,
-    mark_scopes,
-    memory_home,
-    project_identity,
-    split_global_path,
-    split_ids,
-)
-from .search.pipeline import RankedResults, Recall
-from .sync.indexer import SyncStats
+from .files.base import DocumentStore, StateStore
+from .files.documents import Documents
+from .files.session_context import SessionContext, build_session_context
+from .files.store import MarkdownStore
+from .index.base import Backend, SearchIndex
+from .index.folder import open_folder
+from .project import GLOBAL_PREFIX, ProjectIdentity, layered_context, memory_home, project_identity
+from .search.pipeline import RankedResults
+from .search.searcher import Searcher, Source
+from .sync.indexer import Indexer, SyncStats
+from .sync.status import memory_status
+from .sync.verify import VerifyReport, verify_index
 from .sync.watcher import MemoryWatcher
-from .types import ProgressCallback
+from .types import MemorySearchResult, ProgressCallback
 
-__all__ = ["MarkdownMemory", "ProjectMemory"]
+if TYPE_CHECKING:  # LangChain loads only when a way out is taken: a keyword search from the CLI needs none
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.language_models import LanguageModelLike
 
+    from .features.dream import DreamResult
+    from .integrations.basestore import MarkdownBaseStore
+    from .integrations.retriever import MarkdownMemoryRetriever
 
-class MarkdownMemory(MemoryCore):
+__all__ = ["SYNC_TWIN", "MarkdownMemory", "ProjectMemory"]
+
+class MarkdownMemory:
     """Long-term memory in Markdown files with a rebuildable SQLite hybrid index (or, through
     :meth:`from_postgres`, one tenant's Markdown rows and index in PostgreSQL).
 
     Args:
-        memory_dir: the folder holding ``MEMORY.md``, daily ``YYYY-MM-DD.md``
-            logs, topic files and ``sessions/``; created if missing.
-        embeddings: a LangChain ``Embeddings`` instance, or a spec string:
-            ``"auto"`` (OpenAI when ``OPENAI_API_KEY`` is set, else the bundled
-            offline model when installed, else keyword-only), ``"openai"``,
-            ``"openai:<model>"``, ``"local"``, ``"none"``.
+        memory_dir: the folder of ``MEMORY.md``, daily logs, topic files, ``sessions/`` (created if missing).
+        embeddings: a LangChain ``Embeddings``, or ``"auto"`` (OpenAI with ``OPENAI_API_KEY``, else the
+            bundled offline model, else keyword-only), ``"openai[:<model>]"``, ``"local"``, ``"none"``.
         config: a :class:`MemoryConfig` or a dict of its fields.
-        watch: start the file watcher at once; ``close()`` stops it.
-        recursive: index subfolders (``sessions/``, topic folders); ``False``
-            keeps to top-level files, as the global memory of
-            :meth:`for_project` does.
-        progress: receives :class:`~langchain_md_memory.types.ProgressEvent` s of
-            syncs (a search's too), rebuilds, verifies, archives and dreams not
-            given their own callback; the library never prints.
+        watch: start the file watcher at once. recursive: index subfolders (the global memory: no).
+        progress: receives the :class:`~.types.ProgressEvent` s of syncs, rebuilds, verifies, archives.
+
+    Every operation has an async twin (``aget``, ``asearch``, ...; ``sync``'s is ``async_index``).
 
     Example:
         .. code-block:: python
 
-            mem = MarkdownMemory("memory", embeddings="none", config={"max_results": 3})
-            mem.append("Retirement target age: 60")
-            assert "60" in mem.search("retirement age")[0].text
-            mem.close()
+            with MarkdownMemory("memory", embeddings="none", config={"max_results": 3}) as mem:
+                mem.append("Retirement target age: 60")
+                assert "60" in mem.search("retirement age")[0].text
     """
 
-    # -- integration ----------------------------------------------------------------
+    def __init__(self, memory_dir: str | os.PathLike[str] | None,
+                 embeddings: Embeddings | EmbeddingClient | str | None = "auto",
+                 config: MemoryConfig | Mapping[str, Any] | None = None, *, watch: bool = False,
+                 recursive: bool = True, progress: ProgressCallback | None = None,
+                 backend: Backend | None = None) -> None:
+        config = config if isinstance(config, MemoryConfig) else MemoryConfig.model_validate(config or {})
+        if backend is None and memory_dir is None:
+            raise MemoryInputError("give the memory folder, or use MarkdownMemory.from_postgres")
+        parts = backend or open_folder(memory_dir or ".", config, recursive=recursive)
+        self._folder_error = parts.folder_error
+        self.location = parts.location
+        """Where the memory lives: its folder, or ``postgresql://host/db#tenant``."""
+        self.state: StateStore = parts.state
+        """Durable bookkeeping kept when the index goes (``.md-memory/state.json``, or a table)."""
+        self.embedder: EmbeddingClient | None = embeddings if isinstance(embeddings, EmbeddingClient) else (
+            resolve_embeddings(embeddings, batch_size=config.embedding_batch_size,
+                               timeout_s=config.embedding_timeout_s, retries=config.embedding_retries))
+        self.indexer = Indexer(parts.store, parts.index, self.embedder, config, progress)
+        self.documents = Documents(parts.store, config, on_change=self.mark_changed)
+        self.searcher = Searcher(self.indexer, self.embedder, parts.store, self.location)
+        self.watcher: MemoryWatcher | None = None
+        self.indexer.watcher_healthy = lambda: self.watcher is not None and self.watcher.healthy
+        self.joined: list[MarkdownMemory] = []
+        """Memories watched and closed with this one (a project memory's global memory)."""
+        self._closed = False
+        self._lock = threading.RLock()
+        if watch:
+            try:
+                self.start_watching()
+            except BaseException:
+                self.close()
+                raise
+
+    @classmethod
+    def from_postgres(cls, /, conninfo_or_pool: Any, tenant: str, *, embeddings: Any = "auto",
+                      config: MemoryConfig | dict[str, Any] | None = None,
+                      progress: ProgressCallback | None = None, vector_search: str = "auto",
+                      pool_max_size: int = 10) -> MarkdownMemory:
+        """One tenant's memory in PostgreSQL + pgvector (``postgres`` extra); see ``postgres.open_backend``.
+
+        ``conninfo_or_pool``: a connection string or an open ``psycopg_pool.ConnectionPool`` (left open)."""
+        from .postgres import open_backend  # the postgres extra: imported only when asked for
+
+        cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.model_validate(config or {})
+        backend = open_backend(conninfo_or_pool, tenant, cfg, vector_search=vector_search,
+                               pool_max_size=pool_max_size)
+        try:
+            return cls(None, embeddings, cfg, progress=progress, backend=backend)
+        except BaseException:
+            backend.index.close()
+            raise
+
+    @property
+    def config(self) -> MemoryConfig:
+        """The memory's :class:`MemoryConfig` (assignable: writes and searches use the new one)."""
+        return self.documents.config
+
+    @config.setter
+    def config(self, value: MemoryConfig) -> None:
+        self.documents.config = value
+
+    @property
+    def store(self) -> DocumentStore:
+        """The document store: the folder of Markdown files, or a database's rows of them."""
+        return self.documents.store
+
+    @property
+    def index(self) -> SearchIndex:
+        """The index in use now."""
+        return self.indexer.index
+
+    @property
+    def index_fallback(self) -> str | None:
+        """Why the index lives in memory instead of beside the Markdown, or ``None``."""
+        return self.indexer.handle.fallback
+
+    @property
+    def progress(self) -> ProgressCallback | None:
+        """Receives the progress of syncs (searches' too), rebuilds and verifies not given their own."""
+        return self.indexer.progress
+
+    @progress.setter
+    def progress(self, callback: ProgressCallback | None) -> None:
+        self.indexer.progress = callback
+
+    @property
+    def memory_dir(self) -> Path:
+        """The absolute memory folder; ``MemoryStoreError`` for a memory that is none (PostgreSQL)."""
+        if self._folder_error or not isinstance(self.store, MarkdownStore):
+            raise MemoryStoreError(self._folder_error or f"{self.location} is not a folder")
+        return self.store.root
+
+    @property
+    def in_folder(self) -> bool:
+        """True for a folder memory (Markdown files on disk), False for a database backend."""
+        return not self._folder_error
+
+    def _route(self, file: str) -> tuple[MarkdownMemory, str, str]:
+        """Which memory holds ``file``: ``(memory, its path there, the prefix its paths get here)``."""
+        return self, file, ""
+
+    # The Markdown: each is the method of :class:`~.files.documents.Documents` of that name.
+
+    get, append, remember = routed(Documents.get), routed(Documents.append, paths_out=True), \
+        routed(Documents.remember, paths_out=True)
+    supersede, edit, delete = routed(Documents.supersede), routed(Documents.edit), routed(Documents.delete)
+    replace_lines, write = routed(Documents.replace_lines), routed(Documents.write, paths_out=True)
+    update, remove = routed(Documents.update), routed(Documents.remove)
+    read_bytes, exists, stat = routed(Documents.read_bytes), routed(Documents.exists), routed(Documents.stat)
+    list_files, keep_version, redact = owned(Documents.list_files), owned(Documents.keep_version), \
+        owned(Documents.redact)
+    locked, job_lock = owned(Documents.locked), owned(Documents.job_lock)
+
+    def mark_changed(self) -> None:
+        """Note that the Markdown changed; the next search syncs first."""
+        self.indexer.mark_dirty()
+
+    def search(self, query: str, *, max_results: int | None = None, as_of: dt.date | None = None
+               ) -> list[MemorySearchResult]:
+        """Hybrid search (recall, merge, min-score, decay, MMR, top-k), synced first; see :class:`Searcher`.
+
+        ``as_of`` (else a date the question names): the struck History lines valid that day first."""
+        return self.search_detailed(query, max_results=max_results, as_of=as_of).hits
+
+    def search_detailed(self, query: str, *, max_results: int | None = None,
+                        config: MemoryConfig | None = None, as_of: dt.date | None = None) -> RankedResults:
+        """Like :meth:`search`, also returning the per-step funnel and degradation note."""
+        cfg = config or self.config
+        k = max_results if max_results is not None else cfg.max_results
+        if k < 1:
+            raise MemoryInputError(f"max_results must be at least 1, got {k}")
+        self._check_open()
+        return self.searcher.search(query, k=k, config=cfg, as_of=as_of)
+
+    def similarity(self, query: str, texts: Sequence[str]) -> list[float] | None:
+        """Cosine similarity of ``query`` to each text (vectors cached in the index); ``None``: no vectors."""
+        return self.searcher.similarity(query, texts)
+
+    def load_session_context(self, max_tokens: int | None = None) -> str:
+        """MEMORY.md, today's and yesterday's logs within a token budget; cut with a note, never dropped."""
+        budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
+        return build_session_context(self.store, budget).text
+
+    def session_context_report(self, max_tokens: int | None = None) -> SessionContext:
+        """The session context with how many lines of each file it shows (``md-memory status`` prints it)."""
+        budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
+        return build_session_context(self.store, budget, warn=False)
+
+    def sync(self, force: bool = False, progress: ProgressCallback | None = None) -> SyncStats:
+        """Bring the index up to date now; ``force`` re-chunks every file (``progress``: index, embed)."""
+        self._check_open()
+        return self.indexer.sync(force=force, progress=progress)
+
+    def rebuild(self, progress: ProgressCallback | None = None) -> SyncStats:
+        """Build a fresh index from the Markdown and swap it in atomically (``progress`` as for sync)."""
+        self._check_open()
+        return self.indexer.rebuild(progress=progress)
+
+    def verify(self, repair: bool = True, progress: ProgressCallback | None = None) -> VerifyReport:
+        """Compare every Markdown file with the index; re-sync what differs when ``repair``."""
+        with self._lock:
+            return verify_index(self.indexer, repair=repair, progress=progress or self.progress)
+
+    def embedding_model(self) -> tuple[Embeddings, int] | None:
+        """The LangChain ``Embeddings`` in use and their dimension (probed once); ``None``: keyword-only."""
+        return None if self.embedder is None else (self.embedder.embeddings, self.embedder.identity().dim)
+
+    def status(self) -> dict[str, Any]:
+        """Counts and state: files, chunks, embedded, provider, last sync, fallbacks, watcher."""
+        return memory_status(self.location, self.indexer, self.embedder, self.watcher,
+                             self.searcher.sync_error)
+
+    @property
+    def watching(self) -> bool:
+        """True while the file watcher runs."""
+        return self.watcher is not None and self.watcher.running
+
+    def start_watching(self, on_sync: Callable[[SyncStats], None] | None = None, *,
+                       debounce_ms: int | None = None) -> MemoryWatcher:
+        """Sync the index after files change, debounced; ``on_sync`` gets each sync's stats (idempotent)."""
+        with self._lock:
+            if self._closed:
+                raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to watch it")
+            if self._folder_error:
+                raise MemoryStoreError(self._folder_error)
+            watcher = self.watcher = self.watcher or MemoryWatcher(
+                self.memory_dir, self.indexer.sync,
+                debounce_ms=self.config.watch_debounce_ms if debounce_ms is None else debounce_ms,
+                recursive=self.store.recursive, on_change=self.mark_changed, on_sync=on_sync)
+            watcher.start()
+        for other in self.joined:
+            other.start_watching(on_sync, debounce_ms=debounce_ms)
+        return watcher
+
+    def stop_watching(self) -> None:
+        """Stop the watcher and join its threads; searches still sync when files changed."""
+        with self._lock:
+            watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.stop()
+        for other in self.joined:
+            other.stop_watching()
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`: searches then raise, the Markdown files stay readable."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        # Without this, the index recovery would take the closed connection for damage and reopen it.
+        if self._closed:
+            raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to search it")
+
+    def close(self) -> None:
+        """Stop the watcher and let a background folder walk finish, then close the index. Idempotent."""
+        self.stop_watching()
+        self.indexer.freshness.wait()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.indexer.handle.close()
+        for other in self.joined:
+            other.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        provider = "none" if self.embedder is None else self.embedder.provider
+        return f"{type(self).__name__}({self.location!r}, embeddings={provider!r})"
 
     def as_retriever(self, **kwargs: Any) -> MarkdownMemoryRetriever:
-        """A LangChain retriever over this memory, configured as ``VectorStore.as_retriever`` is.
-
-        Takes ``search_type`` (``"similarity"``, ``"mmr"``, ``"similarity_score_threshold"``),
-        ``search_kwargs`` (``k``, ``score_threshold``, ``lambda_mult``, ``fetch_k``), ``k``, ``tags``,
-        ``metadata`` and any MemoryConfig field; see :class:`MarkdownMemoryRetriever`.
-
-        Example:
-            .. code-block:: python
-
-                retriever = mem.as_retriever(search_type="mmr", search_kwargs={"k": 3}, tags=["memory"])
-                [d.metadata["source"] for d in retriever.invoke("retirement")]   # file paths
-        """
+        """A LangChain retriever, configured as ``VectorStore.as_retriever`` is."""
+        from .integrations.retriever import MarkdownMemoryRetriever
         return MarkdownMemoryRetriever.from_memory(self, **kwargs)
 
     def as_store(self, **kwargs: Any) -> MarkdownBaseStore:
-        """A LangGraph ``BaseStore`` over this memory: namespaces as folders, items as ``## key`` sections.
-
-        Example:
-            .. code-block:: python
-
-                store = mem.as_store()
-                store.put(("users", "alice"), "food", {"content": "Loves hotpot"})
-                agent = create_agent(model, tools=[...], store=store)
-        """
+        """A LangGraph ``BaseStore`` over this memory: namespaces as folders, items as ``## key`` sections."""
+        from .integrations.basestore import MarkdownBaseStore
         return MarkdownBaseStore(self, **kwargs)
 
-    # -- dream and archive ----------------------------------------------------------
-
-    def dream(self, model: LanguageModelLike, **kwargs: Any) -> DreamResult:
+    def dream(self, /, model: LanguageModelLike, **kwargs: Any) -> DreamResult:
         """Consolidate session logs into MEMORY.md with ``model``; see :func:`features.dream.dream`."""
-        kwargs.setdefault("progress", self.progress)
-        return dream(self, model, **kwargs)
-
-    async def adream(self, model: LanguageModelLike, **kwargs: Any) -> DreamResult:
-        """Async twin of :meth:`dream`."""
-        return await asyncio.to_thread(self.dream, model, **kwargs)
+        from .features.dream import dream
+        return dream(self, model, **{"progress": self.progress, **kwargs})
 
     def export_archive(self, path: str | os.PathLike[str], progress: ProgressCallback | None = None) -> Path:
         """Write the Markdown files (and the state file, nothing else) to a ``.tar.gz``; returns its path."""
         return export_archive(self, path, progress or self.progress)
 
-    async def aexport_archive(self, path: str | os.PathLike[str],
-                              progress: ProgressCallback | None = None) -> Path:
-        """Async twin of :meth:`export_archive`."""
-        return await asyncio.to_thread(self.export_archive, path, progress)
-
     @classmethod
-    def import_archive(cls, path: str | os.PathLike[str], memory_dir: str | os.PathLike[str],
+    def import_archive(cls, /, path: str | os.PathLike[str], memory_dir: str | os.PathLike[str],
                        *, overwrite: bool = False, max_bytes: int | None = None,
                        max_files: int | None = None, **kwargs: Any) -> MarkdownMemory:
-        """Unpack a validated archive into ``memory_dir`` and open it with a fresh index.
-
-        ``kwargs`` (``embeddings``, ``config``, ``progress``) go to the constructor; ``progress``
-        also receives the ``import`` events.
-        """
+        """Unpack a validated archive into ``memory_dir`` and open it (``kwargs``: the constructor's)."""
         caps = {k: v for k, v in (("max_bytes", max_bytes), ("max_files", max_files)) if v is not None}
         import_archive(path, memory_dir, overwrite=overwrite, progress=kwargs.get("progress"), **caps)
         mem = cls(memory_dir, **kwargs)
@@ -153,72 +346,20 @@ class MarkdownMemory(MemoryCore):
         return mem
 
     @classmethod
-    async def aimport_archive(cls, path: str | os.PathLike[str], memory_dir: str | os.PathLike[str],
-                              *, overwrite: bool = False, max_bytes: int | None = None,
-                              max_files: int | None = None, **kwargs: Any) -> MarkdownMemory:
-        """Async twin of :meth:`import_archive`."""
-        return await asyncio.to_thread(cls.import_archive, path, memory_dir, overwrite=overwrite,
-                                       max_bytes=max_bytes, max_files=max_files, **kwargs)
-
-    # -- projects -------------------------------------------------------------------
-
-    @classmethod
-    def for_project(cls, path: str | os.PathLike[str] = ".", root: str | os.PathLike[str] | None = None,
+    def for_project(cls, /, path: str | os.PathLike[str] = ".", root: str | os.PathLike[str] | None = None,
                     **kwargs: Any) -> ProjectMemory:
-        """The memory of the project at ``path``, searched together with the global memory.
-
-        The project is named by its git remote (``org/repo`` plus a short
-        hash), else its path; see :func:`project.project_identity`. Its files
-        live in ``<root>/<project-id>/``; the global memory is ``<root>``'s
-        top-level files. ``root`` defaults to ``$LANGCHAIN_MD_MEMORY_HOME``,
-        else ``~/.langchain_md_memory``. ``kwargs`` (``embeddings``,
-        ``config``, ``watch``) go to both memories, which share one
-        embedding client; hits say ``scope="project"`` or ``"global"``.
-
-        Example:
-            .. code-block:: python
-
-                with MarkdownMemory.for_project(".", embeddings="none") as mem:
-                    mem.append("- Run tests with `make check`")  # project MEMORY.md
-                    mem.append("- Prefers short answers", file="~global/MEMORY.md")
-                    print([(h.scope, h.path) for h in mem.search("tests")])
-        """
-        return ProjectMemory.open(path, root, **kwargs)
-
-    @classmethod
-    async def afor_project(cls, path: str | os.PathLike[str] = ".",
-                           root: str | os.PathLike[str] | None = None, **kwargs: Any) -> ProjectMemory:
-        """Async twin of :meth:`for_project` (asks git and opens both indexes in a worker thread)."""
-        return await asyncio.to_thread(cls.for_project, path, root, **kwargs)
-
-
-class ProjectMemory(MarkdownMemory):
-    """A project's memory searched together with the global one; ``~global/...`` paths go there.
-
-    Built by :meth:`MarkdownMemory.for_project`. Global hits carry paths like
-    ``~global/MEMORY.md`` and ``scope="global"``; reads and writes of those
-    paths go to :attr:`global_memory`, which holds only top-level files.
-    """
-
-    global_memory: MarkdownMemory
-    """The global memory searched with this one."""
-    project: ProjectIdentity
-    """Who the project is (id, readable name, remote or path)."""
-
-    @classmethod
-    def open(cls, path: str | os.PathLike[str] = ".", root: str | os.PathLike[str] | None = None,
-             **kwargs: Any) -> ProjectMemory:
-        """See :meth:`MarkdownMemory.for_project`."""
-        identity = project_identity(path)
-        home = memory_home(root)
+        """The memory of the project at ``path``, searched with the global one; see :class:`ProjectMemory`."""
+        identity, home = project_identity(path), memory_home(root)
         watch = kwargs.pop("watch", False)
-        mem = cls(home / identity.id, **kwargs)
+        mem = ProjectMemory(home / identity.id, **kwargs)
         mem.project = identity
         try:
             # "none", not None: None would mean "auto" and could pick a different model.
-            embedder = mem.embedder if mem.embedder is not None else "none"
-            shared = {**kwargs, "embeddings": embedder, "config": mem.config, "recursive": False}
+            shared = {**kwargs, "embeddings": mem.embedder or "none", "config": mem.config,
+                      "recursive": False}
             mem.global_memory = MarkdownMemory(home, **shared)
+            mem.joined.append(mem.global_memory)
+            mem.searcher.sources.append(Source(GLOBAL_PREFIX, "global", mem.global_memory.searcher))
             if watch:
                 mem.start_watching()
         except BaseException:
@@ -226,134 +367,42 @@ class ProjectMemory(MarkdownMemory):
             raise
         return mem
 
-    @classmethod
-    async def aopen(cls, path: str | os.PathLike[str] = ".", root: str | os.PathLike[str] | None = None,
-                    **kwargs: Any) -> ProjectMemory:
-        """Async twin of :meth:`open`."""
-        return await asyncio.to_thread(cls.open, path, root, **kwargs)
+    asearch, asearch_detailed, asimilarity = twin(search), twin(search_detailed), twin(similarity)
+    aload_session_context, asession_context_report = twin(load_session_context), twin(session_context_report)
+    aget, aappend, aremember, asupersede = twin(get), twin(append), twin(remember), twin(supersede)
+    aedit, adelete, areplace_lines, awrite = twin(edit), twin(delete), twin(replace_lines), twin(write)
+    aupdate, aremove, aread_bytes, aexists = twin(update), twin(remove), twin(read_bytes), twin(exists)
+    astat, alist_files, akeep_version = twin(stat), twin(list_files), twin(keep_version)
+    async_index, arebuild, averify, astatus = twin(sync), twin(rebuild), twin(verify), twin(status)
+    aembedding_model, astart_watching, astop_watching = twin(embedding_model), twin(start_watching), \
+        twin(stop_watching)
+    aclose, adream, aexport_archive = twin(close), twin(dream), twin(export_archive)
 
-    # -- search: one ranking over both memories -------------------------------------
+    afrom_postgres, aimport_archive = class_twin(from_postgres), class_twin(import_archive)
+    afor_project = class_twin(for_project)
 
-    def search_detailed(self, query: str, *, max_results: int | None = None,
-                        config: MemoryConfig | None = None, as_of: dt.date | None = None) -> RankedResults:
-        """Like :meth:`MarkdownMemory.search_detailed`, over the project and the global memory.
 
-        ``as_of`` reads the struck History lines of the project memory."""
-        ranked = super().search_detailed(query, max_results=max_results, config=config, as_of=as_of)
-        return RankedResults(mark_scopes(ranked.hits), ranked.funnel, ranked.degraded, ranked.as_of)
+# `async` is what the a-prefix rule gives for `sync`, and a keyword: reachable with getattr only.
+setattr(MarkdownMemory, "async", MarkdownMemory.async_index)
 
-    def _recall(self, query: str, pool: int, cfg: MemoryConfig, vector: Any, degraded: str | None) -> Recall:
-        own = super()._recall(query, pool, cfg, vector, degraded)
-        other = self.global_memory
-        other._ensure_synced()
-        shared = other.embedder is self.embedder
-        vector_g, degraded_g = (vector, degraded) if shared else other._query_vector(query)
-        return combine_recalls(own, other._recall(query, pool, cfg, vector_g, degraded_g))
 
-    def _access_counts(self, ids: list[str]) -> dict[str, int]:
-        own, theirs = split_ids(ids)
-        counts = super()._access_counts(own) if own else {}
-        if theirs:
-            theirs_counts = self.global_memory._access_counts(theirs)
-            counts.update({GLOBAL_PREFIX + i: n for i, n in theirs_counts.items()})
-        return counts
+class ProjectMemory(MarkdownMemory):
+    """A project's memory searched with the global one (``scope="global"`` hits); ``~global/...`` goes there.
 
-    def _record_access(self, ids: list[str]) -> None:
-        own, theirs = split_ids(ids)
-        super()._record_access(own)
-        if theirs:
-            self.global_memory._record_access(theirs)
+    Built by :meth:`MarkdownMemory.for_project`: files in ``<root>/<project-id>/`` (named by the git
+    remote, else the path), the global memory is ``<root>``'s top-level files (``root``:
+    ``$LANGCHAIN_MD_MEMORY_HOME``, else ``~/.langchain_md_memory``); both share one embedding client.
+    """
 
-    # -- files: ~global/ paths go to the global memory ------------------------------
+    global_memory: MarkdownMemory
+    """The global memory searched with this one."""
+    project: ProjectIdentity
+    """Who the project is (id, readable name, remote or path)."""
 
-    def get(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Exact lines of a memory file; ``~global/...`` reads the global memory."""
-        inner = split_global_path(path)
-        if inner is not None:
-            return self.global_memory.get(inner, start_line, end_line)
-        return super().get(path, start_line, end_line)
-
-    def append(self, content: str, file: str = "long_term") -> str:
-        """Append to a memory file; ``~global/...`` appends to the global memory."""
-        inner = split_global_path(file)
-        if inner is not None:
-            return GLOBAL_PREFIX + self.global_memory.append(content, inner)
-        return super().append(content, file)
-
-    def remember(self, content: str, file: str = "long_term", *, source: str | None = None,
-                 heading: str | None = None, expires: str | dt.date | None = None,
-                 section: str | None = None) -> Remembered:
-        """Append what memory does not already state; ``~global/...`` goes to the global memory."""
-        inner = split_global_path(file)
-        if inner is None:
-            return super().remember(content, file, source=source, heading=heading, expires=expires,
-                                    section=section)
-        done = self.global_memory.remember(content, inner, source=source, heading=heading, expires=expires,
-                                           section=section)
-        return dataclasses.replace(done, path=GLOBAL_PREFIX + done.path, duplicates=tuple(
-            (fact, GLOBAL_PREFIX + at) for fact, at in done.duplicates))
-
-    def supersede(self, old_text: str, new_text: str, file: str = "long_term", *, source: str | None = None,
-                  today: dt.date | None = None, expires: str | dt.date | None = None) -> bool:
-        """Replace a fact, keeping the old one as history; ``~global/...`` in the global memory."""
-        inner = split_global_path(file)
-        if inner is not None:
-            return self.global_memory.supersede(old_text, new_text, inner, source=source, today=today,
-                                                expires=expires)
-        return super().supersede(old_text, new_text, file, source=source, today=today, expires=expires)
-
-    def edit(self, old_text: str, new_text: str, file: str = "long_term") -> bool:
-        """Replace the first exact occurrence of ``old_text``; ``~global/...`` edits the global memory."""
-        inner = split_global_path(file)
-        if inner is not None:
-            return self.global_memory.edit(old_text, new_text, inner)
-        return super().edit(old_text, new_text, file)
-
-    def delete(self, text: str, file: str = "long_term") -> bool:
-        """Remove the first exact occurrence of ``text``; ``~global/...`` deletes in the global memory."""
-        inner = split_global_path(file)
-        if inner is not None:
-            return self.global_memory.delete(text, inner)
-        return super().delete(text, file)
-
-    def write(self, file: str, content: str) -> str:
-        """Replace a memory file's whole content; ``~global/...`` writes the global memory."""
-        inner = split_global_path(file)
-        if inner is not None:
-            return GLOBAL_PREFIX + self.global_memory.write(inner, content)
-        return super().write(file, content)
-
-    def replace_lines(self, file: str, start_line: int, end_line: int, new_text: str) -> str:
-        """Replace a line range of a memory file; ``~global/...`` in the global memory."""
-        inner = split_global_path(file)
-        if inner is not None:
-            return self.global_memory.replace_lines(inner, start_line, end_line, new_text)
-        return super().replace_lines(file, start_line, end_line, new_text)
-
-    def update(self, file: str, fn: Callable[[str | None], str | None]) -> bool:
-        """Read-modify-write one memory file; ``~global/...`` in the global memory."""
-        inner = split_global_path(file)
-        return self.global_memory.update(inner, fn) if inner is not None else super().update(file, fn)
-
-    def remove(self, file: str) -> bool:
-        """Delete a memory file; ``~global/...`` from the global memory."""
-        inner = split_global_path(file)
-        return self.global_memory.remove(inner) if inner is not None else super().remove(file)
-
-    def read_bytes(self, file: str) -> bytes:
-        """A memory file's exact bytes; ``~global/...`` reads the global memory."""
-        inner = split_global_path(file)
-        return self.global_memory.read_bytes(inner) if inner is not None else super().read_bytes(file)
-
-    def exists(self, file: str) -> bool:
-        """True when ``file`` is an existing memory file; ``~global/...`` asks the global memory."""
-        inner = split_global_path(file)
-        return self.global_memory.exists(inner) if inner is not None else super().exists(file)
-
-    def stat(self, file: str) -> tuple[int, int] | None:
-        """``(mtime_ns, size)`` of a memory file; ``~global/...`` in the global memory."""
-        inner = split_global_path(file)
-        return self.global_memory.stat(inner) if inner is not None else super().stat(file)
+    def _route(self, file: str) -> tuple[MarkdownMemory, str, str]:
+        if file.startswith(GLOBAL_PREFIX):
+            return self.global_memory, file[len(GLOBAL_PREFIX):], GLOBAL_PREFIX
+        return self, file, ""
 
     def load_session_context(self, max_tokens: int | None = None) -> str:
         """The global memory's context first, then the project's, each under its own heading, one budget."""
@@ -363,29 +412,7 @@ class ProjectMemory(MarkdownMemory):
             (f"Project memory ({self.project.name})", super().load_session_context),
         ], budget)
 
-    # -- state and lifecycle --------------------------------------------------------
-
     def status(self) -> dict[str, Any]:
         """:meth:`MarkdownMemory.status` plus the project id and the global memory's folder."""
         return {**super().status(), "project": self.project.id,
                 "global_memory_dir": str(self.global_memory.memory_dir)}
-
-    def start_watching(self, on_sync: Callable[[SyncStats], None] | None = None, *,
-                       debounce_ms: int | None = None) -> MemoryWatcher:
-        """Watch the project's files and the global memory's."""
-        watcher = super().start_watching(on_sync, debounce_ms=debounce_ms)
-        self.global_memory.start_watching(on_sync, debounce_ms=debounce_ms)
-        return watcher
-
-    def stop_watching(self) -> None:
-        """Stop both watchers."""
-        super().stop_watching()
-        if hasattr(self, "global_memory"):
-            self.global_memory.stop_watching()
-
-    def close(self) -> None:
-        """Close the project memory, then the global one. Idempotent."""
-        super().close()
-        if hasattr(self, "global_memory"):
-            self.global_memory.close()
-

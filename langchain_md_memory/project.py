@@ -11,8 +11,8 @@ home is::
 
 Hits from the global memory carry ``scope="global"`` and paths prefixed with
 :data:`GLOBAL_PREFIX` (``~global/MEMORY.md``), which the project memory routes
-to the global one; a real project file can never have that prefix (``~`` is
-refused by the path guard and never indexed).
+to the global one (:class:`~langchain_md_memory.ProjectMemory`); a real project file
+can never have that prefix (``~`` is refused by the path guard and never indexed).
 
 Example:
     .. code-block:: python
@@ -25,38 +25,30 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 import os
 import re
 import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from .search.pipeline import Recall
 from .text import estimate_tokens
-from .types import ChunkRecord, MemorySearchResult
 
 __all__ = [
     "DEFAULT_HOME",
     "GLOBAL_PREFIX",
     "HOME_ENV",
     "ProjectIdentity",
-    "combine_recalls",
     "layered_context",
-    "mark_scopes",
     "memory_home",
     "normalize_remote",
     "project_id",
     "project_identity",
     "project_memory_dir",
-    "scoped_recall",
-    "split_global_path",
-    "split_ids",
 ]
 
 logger = logging.getLogger(__name__)
@@ -222,54 +214,7 @@ def project_memory_dir(path: str | os.PathLike[str] = ".", root: str | os.PathLi
     return memory_home(root) / identity.id, identity
 
 
-# -- scoping: global hits seen through a project memory ----------------------------
-
-
-def split_global_path(path: str) -> str | None:
-    """The global-memory path behind a ``~global/...`` path, else ``None``."""
-    return path[len(GLOBAL_PREFIX):] if path.startswith(GLOBAL_PREFIX) else None
-
-
-def _to_global(record: ChunkRecord) -> ChunkRecord:
-    return dataclasses.replace(record, id=GLOBAL_PREFIX + record.id, path=GLOBAL_PREFIX + record.path)
-
-
-def scoped_recall(recall: Recall) -> Recall:
-    """``recall`` of the global memory with ids and paths under :data:`GLOBAL_PREFIX`."""
-    return Recall(
-        vector=[(_to_global(r), s) for r, s in recall.vector],
-        keyword=[(_to_global(r), s) for r, s in recall.keyword],
-        vectors={GLOBAL_PREFIX + k: v for k, v in recall.vectors.items()},
-        degraded=recall.degraded,
-    )
-
-
-def combine_recalls(project: Recall, global_: Recall) -> Recall:
-    """One recall over both memories, so a single ranking orders project and global hits.
-
-    Keyword scores are normalised per index (each memory's best match is 1).
-    """
-    degraded = "; ".join(dict.fromkeys(d for d in (project.degraded, global_.degraded) if d)) or None
-    scoped = scoped_recall(global_)
-    return Recall(
-        vector=[*project.vector, *scoped.vector],
-        keyword=[*project.keyword, *scoped.keyword],
-        vectors={**project.vectors, **scoped.vectors},
-        degraded=degraded,
-    )
-
-
-def mark_scopes(hits: Iterable[MemorySearchResult]) -> list[MemorySearchResult]:
-    """Hits with ``scope`` set: ``"global"`` for :data:`GLOBAL_PREFIX` paths, else ``"project"``."""
-    return [h.revised(scope="global") if h.path.startswith(GLOBAL_PREFIX)
-            else (h if h.scope == "project" else h.revised(scope="project")) for h in hits]
-
-
-def split_ids(ids: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Chunk ids split into ``(project ids, global ids without the prefix)``."""
-    project = [i for i in ids if not i.startswith(GLOBAL_PREFIX)]
-    global_ = [i[len(GLOBAL_PREFIX):] for i in ids if i.startswith(GLOBAL_PREFIX)]
-    return project, global_
+# -- a project memory's session context --------------------------------------------
 
 
 def layered_context(layers: Sequence[tuple[str, Callable[[int], str]]], max_tokens: int) -> str:

@@ -10,7 +10,7 @@ redacted span becomes ``[redacted: <label>]``, so a person reading the file sees
 that something was there and what kind of thing it was.
 
 The memory applies it to every write of its text methods while
-``MemoryConfig.redact_writes`` is on (the default); see :mod:`langchain_md_memory.documents`.
+``MemoryConfig.redact_writes`` is on (the default); see :mod:`langchain_md_memory.files.documents`.
 
 Example:
     .. code-block:: python

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-import langchain_md_memory.core as core
 import langchain_md_memory.search.pipeline as pipeline
+import langchain_md_memory.search.searcher as core
 from langchain_md_memory.search.merge import sort_hits
 
 from . import run

@@ -1,6 +1,6 @@
 """What each ``md-memory`` command does, given arguments :mod:`.main` already checked.
 
-Every command works on a :class:`~langchain_md_memory.core.MemoryCore` (the
+Every command works on a :class:`~langchain_md_memory.MarkdownMemory` (the
 memory without its LangChain integrations, which the CLI never needs), so a
 search imports no retriever, graph or chat-model code. With ``--json`` each
 command prints one JSON document (``watch``: one per line), times in ISO 8601.
@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..core import MemoryCore
 from ..errors import MemoryInputError
 from ..files.paths import LONG_TERM_FILE
 from ..files.session_context import SessionContext
+from ..memory import MarkdownMemory
 from ..search.relevance import NO_STRONG_MATCH
 from ..sync.indexer import SyncStats
 from ..types import MemorySearchResult, ProgressCallback
@@ -29,7 +29,7 @@ from .parser import DREAM_MODEL_ENV
 
 __all__ = ["iso", "run"]
 
-Command = Callable[[MemoryCore, argparse.Namespace, TextIO, TextIO], int]
+Command = Callable[[MarkdownMemory, argparse.Namespace, TextIO, TextIO], int]
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO, progress: ProgressCallback | None) -> int:
@@ -40,10 +40,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, progress: ProgressCa
         return _import(args, out, progress)
     config = _config(args)
     if args.postgres is not None:
-        opened = MemoryCore.from_postgres(args.postgres, args.tenant, embeddings=args.embeddings,
+        opened = MarkdownMemory.from_postgres(args.postgres, args.tenant, embeddings=args.embeddings,
                                           config=config, progress=progress, pool_max_size=2)
     else:  # the watcher syncs on its own thread while this one prints, a server runs unseen: no bar there
-        opened = MemoryCore(args.dir, embeddings=args.embeddings, config=config,
+        opened = MarkdownMemory(args.dir, embeddings=args.embeddings, config=config,
                             progress=None if args.command in ("watch", "mcp") else progress)
     with opened as mem:
         return _COMMANDS[args.command](mem, args, out, err)
@@ -87,7 +87,7 @@ def _hit(hit: MemorySearchResult) -> dict[str, Any]:
     return {**hit.to_dict(), "citation": hit.citation, "updated_at": iso(hit.updated_at)}
 
 
-def _search(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _search(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ranked = mem.search_detailed(args.query, max_results=args.k, as_of=getattr(args, "as_of", None))
     as_of = ranked.as_of.isoformat() if ranked.as_of else None
     if args.json:
@@ -123,7 +123,7 @@ def _print_table(hits: Sequence[MemorySearchResult], out: TextIO) -> None:
         print(textwrap.indent(textwrap.shorten(snippet, width=100, placeholder=" …"), "    "), file=out)
 
 
-def _get(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _get(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     text = mem.get(args.path, args.start, args.end)
     if args.json:
         _dump({"path": args.path, "start_line": args.start, "end_line": args.end, "text": text}, out)
@@ -132,7 +132,7 @@ def _get(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) ->
     return 0
 
 
-def _add(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _add(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     file = "daily" if args.daily else (args.file or "long_term")
     path = mem.append(args.text, file=file)
     if args.json:
@@ -146,7 +146,7 @@ def _stats(stats: SyncStats) -> dict[str, Any]:
     return dataclasses.asdict(stats)
 
 
-def _index(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _index(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stats = mem.rebuild() if args.rebuild else mem.sync(force=args.force)
     if args.json:
         _dump(_stats(stats), out)
@@ -158,7 +158,7 @@ def _index(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) 
     return 0
 
 
-def _warn_if_waiting(mem: MemoryCore, err: TextIO) -> None:
+def _warn_if_waiting(mem: MarkdownMemory, err: TextIO) -> None:
     """One line when chunks are left without vectors: searches find them by keywords only."""
     info = mem.status()
     waiting = info.get("waiting_for_embeddings") or 0
@@ -168,7 +168,7 @@ def _warn_if_waiting(mem: MemoryCore, err: TextIO) -> None:
               "keywords only until `md-memory index` embeds them", file=err)
 
 
-def _status(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _status(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     mem.sync()
     info = mem.status()
     info["last_sync"] = iso(info["last_sync"])
@@ -200,7 +200,7 @@ def _consolidation_advice(context: SessionContext) -> str | None:
             "max_session_context_tokens.")
 
 
-def _verify(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _verify(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     report = mem.verify(repair=not args.no_repair)
     if args.json:
         _dump(report.to_dict(), out)
@@ -209,7 +209,7 @@ def _verify(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO)
     return 0 if report.ok else 1
 
 
-def _watch(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _watch(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     def line(stats: SyncStats) -> None:
         now = dt.datetime.now().astimezone()
         if args.json:
@@ -237,7 +237,7 @@ def _watch(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) 
     return 0
 
 
-def _dream(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _dream(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..embeddings.providers import chat_model
     from ..features.dream import dream
 
@@ -254,7 +254,7 @@ def _dream(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) 
     return 0 if result.ok else 1
 
 
-def _export(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _export(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..features.archive import export_archive
 
     path = export_archive(mem, args.path, progress=mem.progress)
@@ -278,7 +278,7 @@ def _import(args: argparse.Namespace, out: TextIO, progress: ProgressCallback | 
         names = import_archive(args.archive, args.dir, overwrite=args.overwrite, progress=progress)
     except ArchiveTargetNotEmptyError as exc:
         raise ArchiveTargetNotEmptyError(exc.target, exc.existing, how="--overwrite") from None
-    with MemoryCore(args.dir, embeddings=embedder or "none", config=config, progress=progress) as mem:
+    with MarkdownMemory(args.dir, embeddings=embedder or "none", config=config, progress=progress) as mem:
         stats = mem.sync(force=True)
         if args.json:
             _dump({"archive": args.archive, "memory_dir": str(mem.memory_dir), "imported": names,
@@ -288,7 +288,7 @@ def _import(args: argparse.Namespace, out: TextIO, progress: ProgressCallback | 
     return 0
 
 
-def _pull(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _pull(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..files.transfer import pull
 
     paths = pull(mem.store, args.folder, origin=_origin(mem))
@@ -300,7 +300,7 @@ def _pull(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -
     return 0
 
 
-def _push(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _push(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..files.transfer import push
 
     report = push(args.folder, mem.store, origin=_origin(mem), config=mem.config)
@@ -314,7 +314,7 @@ def _push(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -
     return 0
 
 
-def _migrate(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _migrate(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..files.base import DocumentStore
     from ..files.store import MarkdownStore
     from ..files.transfer import migrate
@@ -336,7 +336,7 @@ def _migrate(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO
     return 0
 
 
-def _mcp(mem: MemoryCore, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _mcp(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import os
 
     from ..integrations.mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV
@@ -358,7 +358,7 @@ def _existing(folder: str) -> str:
     return folder
 
 
-def _origin(mem: MemoryCore) -> str:
+def _origin(mem: MarkdownMemory) -> str:
     """Names the memory in a pull's manifest, so a push goes back to where the files came from."""
     return mem.location
 

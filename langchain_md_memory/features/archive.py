@@ -49,7 +49,7 @@ from ..files.store import MarkdownStore
 from ..types import ProgressCallback, ProgressEvent
 
 if TYPE_CHECKING:
-    from ..core import MemoryCore
+    from ..memory import MarkdownMemory
 
 __all__ = ["ARCHIVE_NAME", "ArchiveError", "ArchiveTargetNotEmptyError", "export_archive", "import_archive"]
 
@@ -83,7 +83,7 @@ class ArchiveTargetNotEmptyError(ArchiveError):
                          f"{existing[0]!r}); import with {how} to replace same-named files")
 
 
-def export_archive(mem: MemoryCore, path: str | os.PathLike[str],
+def export_archive(mem: MarkdownMemory, path: str | os.PathLike[str],
                    progress: ProgressCallback | None = None) -> Path:
     """Write the memory's Markdown files to a ``.tar.gz`` at ``path``; returns its absolute path.
 
@@ -191,7 +191,7 @@ def import_archive(
 # -- export -------------------------------------------------------------------------
 
 
-def _exportable(mem: MemoryCore) -> Iterator[tuple[str, bytes, int]]:
+def _exportable(mem: MarkdownMemory) -> Iterator[tuple[str, bytes, int]]:
     """``(relpath, bytes, mtime)`` of each memory file and the state file; symlinks are left out.
 
     A memory that is not a folder (PostgreSQL) gives its documents; its state stays in its database.

@@ -48,7 +48,7 @@ from ..types import ProgressCallback, ProgressEvent
 from .dream_reply import reply_text, validate_reply
 
 if TYPE_CHECKING:
-    from ..core import MemoryCore
+    from ..memory import MarkdownMemory
 
 __all__ = [
     "DREAM_LOCK_FILE",
@@ -127,7 +127,7 @@ class _Log:
 
 
 def dream(
-    mem: MemoryCore,
+    mem: MarkdownMemory,
     model: LanguageModelLike,
     *,
     enabled: bool = True,
@@ -209,7 +209,7 @@ def dream(
 # -- the run ------------------------------------------------------------------------
 
 
-def _check_gates(mem: MemoryCore, *, enabled: bool, force: bool, min_interval: float, min_sessions: int,
+def _check_gates(mem: MarkdownMemory, *, enabled: bool, force: bool, min_interval: float, min_sessions: int,
                  now: dt.datetime) -> DreamResult | None:
     if not enabled:
         return _result("skipped", "dream is disabled", now)
@@ -227,7 +227,7 @@ def _check_gates(mem: MemoryCore, *, enabled: bool, force: bool, min_interval: f
     return None
 
 
-def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_input_tokens: int,
+def _run(mem: MarkdownMemory, model: LanguageModelLike, *, when: dt.datetime, max_input_tokens: int,
          max_output_chars: int, keep_heading_ratio: float, recency_guard_s: float, keep_newest: int,
          keep_backups: int, step: Callable[[int], None]) -> DreamResult:
     current = mem.get(LONG_TERM_FILE) if mem.exists(LONG_TERM_FILE) else ""
@@ -280,7 +280,7 @@ def _run(mem: MemoryCore, model: LanguageModelLike, *, when: dt.datetime, max_in
                    when, used, deleted, backup)
 
 
-def _unprocessed(mem: MemoryCore) -> list[tuple[str, tuple[int, int]]]:
+def _unprocessed(mem: MarkdownMemory) -> list[tuple[str, tuple[int, int]]]:
     """Session logs not seen unchanged by an earlier dream, oldest first."""
     processed = _load_json(mem, STATE_PROCESSED)
     seen = processed if isinstance(processed, dict) else {}
@@ -289,7 +289,7 @@ def _unprocessed(mem: MemoryCore) -> list[tuple[str, tuple[int, int]]]:
     return found
 
 
-def _session_logs(mem: MemoryCore) -> list[tuple[str, tuple[int, int]]]:
+def _session_logs(mem: MarkdownMemory) -> list[tuple[str, tuple[int, int]]]:
     """Every ``sessions/**.md`` log with its ``(mtime_ns, size)``."""
     logs = []
     for rel in mem.list_files():
@@ -298,7 +298,7 @@ def _session_logs(mem: MemoryCore) -> list[tuple[str, tuple[int, int]]]:
     return logs
 
 
-def _read_logs(mem: MemoryCore, pending: Sequence[tuple[str, tuple[int, int]]]) -> list[_Log]:
+def _read_logs(mem: MarkdownMemory, pending: Sequence[tuple[str, tuple[int, int]]]) -> list[_Log]:
     logs = []
     for rel, st in pending:
         try:
@@ -330,7 +330,7 @@ def _human_prompt(current: str, logs: Sequence[_Log]) -> str:
     return "\n".join(parts)
 
 
-def _mark_processed(mem: MemoryCore, logs: Sequence[_Log]) -> None:
+def _mark_processed(mem: MarkdownMemory, logs: Sequence[_Log]) -> None:
     processed = _load_json(mem, STATE_PROCESSED)
     seen: dict[str, Any] = processed if isinstance(processed, dict) else {}
     live = set(mem.list_files())
@@ -339,7 +339,7 @@ def _mark_processed(mem: MemoryCore, logs: Sequence[_Log]) -> None:
     _store_json(mem, STATE_PROCESSED, seen)
 
 
-def _delete_consumed(mem: MemoryCore, logs: Sequence[_Log], *, now: dt.datetime, recency_guard_s: float,
+def _delete_consumed(mem: MarkdownMemory, logs: Sequence[_Log], *, now: dt.datetime, recency_guard_s: float,
                      keep_newest: int) -> tuple[str, ...]:
     every = sorted(((st, rel) for rel, st in _session_logs(mem)), reverse=True)
     newest = {rel for _, rel in every[: max(keep_newest, 0)]}
@@ -374,7 +374,7 @@ def _result(status: DreamStatus, reason: str, when: dt.datetime, used: tuple[str
     return DreamResult(status, scrub(reason), used, deleted, backup, when.isoformat(timespec="seconds"))
 
 
-def _record(mem: MemoryCore, result: DreamResult, when: dt.datetime) -> DreamResult:
+def _record(mem: MarkdownMemory, result: DreamResult, when: dt.datetime) -> DreamResult:
     if result.status == "skipped":
         return result  # not a run: keep the last real outcome visible
     try:
@@ -386,11 +386,11 @@ def _record(mem: MemoryCore, result: DreamResult, when: dt.datetime) -> DreamRes
     return result
 
 
-def _load_json(mem: MemoryCore, key: str) -> Any:
+def _load_json(mem: MarkdownMemory, key: str) -> Any:
     return mem.state.get(key)
 
 
-def _store_json(mem: MemoryCore, key: str, value: Any) -> None:
+def _store_json(mem: MarkdownMemory, key: str, value: Any) -> None:
     mem.state.set(key, value)
 
 

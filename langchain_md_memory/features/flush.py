@@ -33,19 +33,21 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately, get_buffer_string
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
-from ..core import MemoryCore
 from ..errors import MemoryPathError, MemoryStoreError
 from ..facts import fact_lines, normalize_fact, provenance_label, strip_annotations
 from ..prompts import DEFAULT_PROMPTS, MEMORY_FLUSH_TOKEN
 from ..secrets import scrub
 from ..types import MEMORY_MESSAGE_IDS
+
+if TYPE_CHECKING:
+    from ..memory import MarkdownMemory
 
 __all__ = [
     "DEFAULT_TRIGGER_TOKENS",
@@ -159,7 +161,7 @@ def flush_source(messages: Sequence[BaseMessage]) -> str:
     return provenance_label(via="flush", thread=None if thread is None else str(thread), message=last)
 
 
-def _write(mem: MemoryCore, content: str, source: str | None = None) -> FlushResult:
+def _write(mem: MarkdownMemory, content: str, source: str | None = None) -> FlushResult:
     try:
         content = _supersede_replaced(mem, content, source)
         if not content:
@@ -175,7 +177,7 @@ def _write(mem: MemoryCore, content: str, source: str | None = None) -> FlushRes
     return FlushResult(written=True, path=done.path, content=content)
 
 
-def _supersede_replaced(mem: MemoryCore, content: str, source: str | None) -> str:
+def _supersede_replaced(mem: MarkdownMemory, content: str, source: str | None) -> str:
     """Facts marked ``(replaces: old)`` supersede ``old`` in MEMORY.md; the rest is returned to append.
 
     A marked fact whose old wording is not found in MEMORY.md is appended like any other, without the mark.
@@ -193,7 +195,7 @@ def _supersede_replaced(mem: MemoryCore, content: str, source: str | None) -> st
     return "\n".join(kept).strip()
 
 
-def _live_line(mem: MemoryCore, old: str) -> str | None:
+def _live_line(mem: MarkdownMemory, old: str) -> str | None:
     """The live fact of MEMORY.md whose text holds ``old`` (compared normalised), as written."""
     wanted = normalize_fact(old)
     try:
@@ -219,7 +221,7 @@ def _facts(reply: Any) -> str:
     return content
 
 
-def run_memory_flush(mem: MemoryCore, model: Runnable[Any, Any], messages: Sequence[BaseMessage], *,
+def run_memory_flush(mem: MarkdownMemory, model: Runnable[Any, Any], messages: Sequence[BaseMessage], *,
                      prompt: str = MEMORY_FLUSH_PROMPT) -> FlushResult:
     """Ask ``model`` for the durable facts in ``messages`` and append them to today's file.
 
@@ -234,7 +236,8 @@ def run_memory_flush(mem: MemoryCore, model: Runnable[Any, Any], messages: Seque
     return _write(mem, content, flush_source(messages)) if content else FlushResult(written=False)
 
 
-async def arun_memory_flush(mem: MemoryCore, model: Runnable[Any, Any], messages: Sequence[BaseMessage], *,
+async def arun_memory_flush(mem: MarkdownMemory, model: Runnable[Any, Any],
+                            messages: Sequence[BaseMessage], *,
                             prompt: str = MEMORY_FLUSH_PROMPT) -> FlushResult:
     """Async twin of :func:`run_memory_flush` (the model is awaited, the write runs in a thread)."""
     try:
@@ -268,7 +271,7 @@ def _after(result: FlushResult) -> dict[str, Any] | None:
     return None if result.error is not None else {FLUSHED_KEY: True}
 
 
-def flush_update(mem: MemoryCore, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
+def flush_update(mem: MarkdownMemory, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
                  trigger_tokens: int, token_counter: TokenCounter | None = None,
                  prompt: str = MEMORY_FLUSH_PROMPT) -> dict[str, Any] | None:
     """The state update of one flush check over ``state["messages"]`` (``None`` when nothing changes)."""
@@ -278,7 +281,7 @@ def flush_update(mem: MemoryCore, model: Runnable[Any, Any], state: dict[str, An
     return _after(run_memory_flush(mem, model, messages, prompt=prompt))
 
 
-async def aflush_update(mem: MemoryCore, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
+async def aflush_update(mem: MarkdownMemory, model: Runnable[Any, Any], state: dict[str, Any] | Any, *,
                         trigger_tokens: int, token_counter: TokenCounter | None = None,
                         prompt: str = MEMORY_FLUSH_PROMPT) -> dict[str, Any] | None:
     """Async twin of :func:`flush_update`."""

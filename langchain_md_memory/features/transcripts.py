@@ -41,7 +41,7 @@ from ..secrets import DEFAULT_SECRET_ARG_NAMES, DEFAULT_SECRET_PATTERNS, REDACTE
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-    from ..core import MemoryCore
+    from ..memory import MarkdownMemory
 
 __all__ = [
     "DEFAULT_OMITTED_TOOLS",
@@ -196,7 +196,7 @@ def session_file_name(thread_id: str, day: dt.date | None = None) -> str:
     return f"{SESSIONS_DIR}/{(day or dt.date.today()).isoformat()}-{_thread_slug(str(thread_id))}.md"
 
 
-def _existing_log(mem: MemoryCore, slug: str) -> str | None:
+def _existing_log(mem: MarkdownMemory, slug: str) -> str | None:
     """The session file of this thread written on an earlier day, if any."""
     if mem.in_folder:  # one folder's listing, not a walk of the whole memory
         folder = mem.memory_dir / SESSIONS_DIR
@@ -211,7 +211,7 @@ def _existing_log(mem: MemoryCore, slug: str) -> str | None:
 
 
 def write_session_log(
-    mem: MemoryCore,
+    mem: MarkdownMemory,
     messages: Sequence[BaseMessage],
     thread_id: str,
     *,
@@ -247,7 +247,7 @@ def write_session_log(
     return written
 
 
-async def awrite_session_log(mem: MemoryCore, messages: Sequence[BaseMessage], thread_id: str,
+async def awrite_session_log(mem: MarkdownMemory, messages: Sequence[BaseMessage], thread_id: str,
                              **kwargs: Any) -> str:
     """Async twin of :func:`write_session_log`."""
     return await asyncio.to_thread(write_session_log, mem, messages, thread_id, **kwargs)
@@ -259,7 +259,7 @@ def _messages_of(state: Any) -> Sequence[BaseMessage]:
 
 
 def create_session_log_node(
-    mem: MemoryCore,
+    mem: MarkdownMemory,
     **kwargs: Any,
 ) -> Callable[[Any, RunnableConfig], dict[str, Any]]:
     """A LangGraph node that saves the conversation to the thread's session log.

@@ -196,10 +196,11 @@ class IndexOwner(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Backend:
-    """A memory that is not a folder: its document store, index owner and durable state.
+    """A memory's parts: its document store, index owner and durable state.
 
-    ``location`` names it in status and messages (never a password); ``folder_error`` is the
-    message of the error raised by what needs a folder (watching, importing an archive).
+    ``location`` names it in status and messages (never a password); ``folder_error`` is empty for
+    a folder memory, else the message of the error raised by what needs a folder (watching, importing
+    an archive).
     """
 
     store: DocumentStore

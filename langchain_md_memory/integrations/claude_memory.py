@@ -3,7 +3,7 @@
 Claude is trained to keep its memory with one client-side tool whose commands
 (``view``, ``create``, ``str_replace``, ``insert``, ``delete``, ``rename``) work
 on paths under ``/memories``. :class:`ClaudeMemoryCommands` runs them on a
-:class:`~langchain_md_memory.core.MemoryCore` (a folder or a PostgreSQL tenant)
+:class:`~langchain_md_memory.MarkdownMemory` (a folder or a PostgreSQL tenant)
 with ``/memories`` standing for the memory's root (or ``folder`` inside it).
 Every read and write goes through the memory's own methods, so its path guard,
 ``max_write_bytes``, secret redaction, provenance comments and lock apply, and
@@ -31,16 +31,18 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
 from langchain_core.runnables import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from ..core import MemoryCore
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from ..facts import provenance_label, with_provenance
+
+if TYPE_CHECKING:
+    from ..memory import MarkdownMemory
 
 __all__ = ["CLAUDE_MEMORY_TOOL", "CLAUDE_MEMORY_TOOL_NAME", "ClaudeMemoryCommands", "ClaudeMemoryInput",
            "create_claude_memory_tool"]
@@ -85,7 +87,7 @@ class ClaudeMemoryCommands:
             (default: ``via=claude_memory``, the graph's thread and the day).
     """
 
-    def __init__(self, mem: MemoryCore, *, root: str = "/memories", folder: str = "",
+    def __init__(self, mem: MarkdownMemory, *, root: str = "/memories", folder: str = "",
                  source: Callable[[], str] | None = None) -> None:
         if not root.startswith("/") or root.rstrip("/") != root or ".." in root:
             raise MemoryInputError(f"root must be an absolute virtual folder such as '/memories': {root!r}")
@@ -318,7 +320,7 @@ class ClaudeMemoryInput(BaseModel):
     new_path: str | None = Field(None, description="rename: where to move it.")
 
 
-def create_claude_memory_tool(mem: MemoryCore, *, root: str = "/memories", folder: str = "",
+def create_claude_memory_tool(mem: MarkdownMemory, *, root: str = "/memories", folder: str = "",
                               source: Callable[[], str] | None = None) -> BaseTool:
     """A tool named ``memory`` running Anthropic's memory-tool commands on ``mem`` (ToolNode-ready).
 

@@ -34,17 +34,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, SystemMessage
 
-from ..core import MemoryCore
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from .claude_memory import CLAUDE_MEMORY_TOOL, CLAUDE_MEMORY_TOOL_NAME, create_claude_memory_tool
 from .prompt_context import session_context_text
 from .tools import create_memory_tools
+
+if TYPE_CHECKING:
+    from ..memory import MarkdownMemory
 
 __all__ = ["CLAUDE_MEMORY_PROMPT", "MarkdownClaudeMemoryMiddleware"]
 
@@ -80,7 +82,7 @@ class MarkdownClaudeMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any])
             agent.invoke({"messages": [("user", "Remember that I moved to Berlin.")]})
     """
 
-    def __init__(self, mem: MemoryCore, *, root: str = "/memories", folder: str = "", search: bool = True,
+    def __init__(self, mem: MarkdownMemory, *, root: str = "/memories", folder: str = "", search: bool = True,
                  system_prompt: str = CLAUDE_MEMORY_PROMPT, session_context: bool = False,
                  max_context_tokens: int | None = None, prompts: MemoryPrompts = DEFAULT_PROMPTS) -> None:
         super().__init__()

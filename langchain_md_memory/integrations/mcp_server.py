@@ -36,18 +36,20 @@ import os
 import sys
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import AnyUrl, ConfigDict
 
-from ..core import MemoryCore
 from ..errors import MemoryStoreError
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from .mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV, bind_problem, is_loopback
 from .tools import _for_the_model, create_memory_tools
+
+if TYPE_CHECKING:
+    from ..memory import MarkdownMemory
 
 try:
     import anyio
@@ -138,7 +140,7 @@ def resource_path(uri: str) -> str:
 class _MemoryServer(FastMCP[Any]):
     """FastMCP whose resources are the memory's files as they are now (new files included)."""
 
-    def __init__(self, mem: MemoryCore, **kwargs: Any) -> None:
+    def __init__(self, mem: MarkdownMemory, **kwargs: Any) -> None:
         self._memory = mem
         super().__init__(**kwargs)
 
@@ -159,8 +161,9 @@ class _MemoryServer(FastMCP[Any]):
         return [ReadResourceContents(content=text, mime_type="text/markdown")]
 
 
-def create_mcp_server(mem: MemoryCore, *, prompts: MemoryPrompts = DEFAULT_PROMPTS, name: str = "md-memory",
-                      host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> FastMCP[Any]:
+def create_mcp_server(mem: MarkdownMemory, *, prompts: MemoryPrompts = DEFAULT_PROMPTS,
+                      name: str = "md-memory", host: str = DEFAULT_HOST,
+                      port: int = DEFAULT_PORT) -> FastMCP[Any]:
     """An MCP server over ``mem``: ``memory_search``, ``memory_get``, ``memory_update`` and the files.
 
     ``prompts`` gives the tool descriptions and the server's instructions (the memory policy), as for

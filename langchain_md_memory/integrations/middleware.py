@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Annotated, Any, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, PrivateStateAttr
@@ -54,13 +54,15 @@ from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
-from ..core import MemoryCore
 from ..errors import MemoryInputError
 from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from .nodes import DEFAULT_RECALL_TOKENS
 from .prompt_context import first_human_text, message_text, recall_text, session_context_text
 from .tools import create_memory_tools
+
+if TYPE_CHECKING:
+    from ..memory import MarkdownMemory
 
 __all__ = ["MarkdownMemoryMiddleware", "MemoryAgentState"]
 
@@ -109,7 +111,7 @@ class MarkdownMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
 
     state_schema = MemoryAgentState
 
-    def __init__(self, mem: MemoryCore, *, flush_model: Runnable[Any, Any] | None = None,
+    def __init__(self, mem: MarkdownMemory, *, flush_model: Runnable[Any, Any] | None = None,
                  trigger_tokens: int = DEFAULT_TRIGGER_TOKENS, token_counter: TokenCounter | None = None,
                  session_context: bool = True, max_context_tokens: int | None = None,
                  recall_first_turn: bool = True, recall_max_tokens: int = DEFAULT_RECALL_TOKENS,

@@ -40,14 +40,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, NotRequired
+from typing import TYPE_CHECKING, Any, NotRequired
 
 from langchain_core.language_models import LanguageModelLike
 from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage, convert_to_messages
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.graph import MessagesState
 
-from ..core import MemoryCore
 from ..errors import MemoryInputError
 from ..features.dream import dream
 from ..features.flush import DEFAULT_TRIGGER_TOKENS, TokenCounter, aflush_update, flush_update
@@ -64,6 +63,9 @@ from .prompt_context import (
     recall_text,
     session_context_text,
 )
+
+if TYPE_CHECKING:
+    from ..memory import MarkdownMemory
 
 __all__ = [
     "DEFAULT_RECALL_TOKENS",
@@ -130,7 +132,7 @@ def _threaded(func: Callable[[Mapping[str, Any]], _Update]
     return run
 
 
-def create_session_context_node(mem: MemoryCore, *, max_tokens: int | None = None,
+def create_session_context_node(mem: MarkdownMemory, *, max_tokens: int | None = None,
                                 prompts: MemoryPrompts = DEFAULT_PROMPTS) -> MemoryNode:
     """A node keeping one SystemMessage with ``mem.load_session_context()`` first in ``messages``.
 
@@ -159,7 +161,7 @@ def create_session_context_node(mem: MemoryCore, *, max_tokens: int | None = Non
     return MemoryNode(run, _threaded(run), "memory_session_context")
 
 
-def create_memory_flush_node(mem: MemoryCore, model: Runnable[Any, Any], *,
+def create_memory_flush_node(mem: MarkdownMemory, model: Runnable[Any, Any], *,
                              trigger_tokens: int = DEFAULT_TRIGGER_TOKENS,
                              token_counter: TokenCounter | None = None,
                              prompts: MemoryPrompts = DEFAULT_PROMPTS) -> MemoryNode:
@@ -195,7 +197,7 @@ def create_memory_flush_node(mem: MemoryCore, model: Runnable[Any, Any], *,
     return MemoryNode(run, arun, "memory_flush")
 
 
-def create_recall_node(mem: MemoryCore, *, max_tokens: int = DEFAULT_RECALL_TOKENS,
+def create_recall_node(mem: MarkdownMemory, *, max_tokens: int = DEFAULT_RECALL_TOKENS,
                        max_results: int | None = None,
                        prompts: MemoryPrompts = DEFAULT_PROMPTS) -> MemoryNode:
     """A first-turn node: search memory with the first human message and inject the top hits.
@@ -229,7 +231,7 @@ def create_recall_node(mem: MemoryCore, *, max_tokens: int = DEFAULT_RECALL_TOKE
     return MemoryNode(run, _threaded(run), "memory_recall")
 
 
-def create_post_compaction_node(mem: MemoryCore, *, max_tokens: int | None = None,
+def create_post_compaction_node(mem: MarkdownMemory, *, max_tokens: int | None = None,
                                 is_summary: Callable[[BaseMessage], bool] | None = None,
                                 prompts: MemoryPrompts = DEFAULT_PROMPTS) -> MemoryNode:
     """A node that re-injects the session context after a summary replaced the history.
@@ -267,7 +269,7 @@ def _texts(messages: Sequence[BaseMessage]) -> list[str]:
     return [message_text(m) for m in messages]
 
 
-def create_dream_node(mem: MemoryCore, model: LanguageModelLike, **dream_kwargs: Any) -> MemoryNode:
+def create_dream_node(mem: MarkdownMemory, model: LanguageModelLike, **dream_kwargs: Any) -> MemoryNode:
     """A LangGraph node that dreams when the gates allow, and returns no state update.
 
     Put it at the end of a session graph (spec: the session layer decides when and

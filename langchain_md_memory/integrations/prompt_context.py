@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from ..core import MemoryCore
 from ..errors import MemoryStoreError
 from ..prompts import DEFAULT_PROMPTS
 from ..search.relevance import NO_STRONG_MATCH
 from ..text import estimate_tokens, heading_level
 from ..types import MEMORY_MESSAGE_IDS, RECALL_ID, SESSION_CONTEXT_ID, MemorySearchResult
+
+if TYPE_CHECKING:
+    from ..memory import MarkdownMemory
 
 __all__ = [
     "MEMORY_MESSAGE_IDS",
@@ -194,7 +196,7 @@ def select_hits(hits: Sequence[MemorySearchResult], already_seen: Iterable[str],
     return chosen
 
 
-def recall_text(mem: MemoryCore, query: str, *, already_seen: Iterable[str], max_tokens: int,
+def recall_text(mem: MarkdownMemory, query: str, *, already_seen: Iterable[str], max_tokens: int,
                 max_results: int | None = None, header: str = RECALL_HEADER) -> str:
     """First-turn recall: search ``query``, keep new hits within the budget, format them; ``""`` if none.
 
@@ -231,7 +233,7 @@ def _left_out_note(count: int) -> str:
     return f"{count} more memory hit{'s' if count > 1 else ''} did not fit here; find them with memory_search"
 
 
-def session_context_text(mem: MemoryCore, *, max_tokens: int | None = None,
+def session_context_text(mem: MarkdownMemory, *, max_tokens: int | None = None,
                          already_seen: Iterable[str] | None = None,
                          header: str = SESSION_CONTEXT_HEADER) -> str:
     """``load_session_context()`` under ``header``, optionally without lines already seen; ``""`` if empty."""

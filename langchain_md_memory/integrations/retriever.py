@@ -25,18 +25,20 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import math
-from typing import Any, Literal, Self, get_args
+from typing import TYPE_CHECKING, Any, Literal, Self, get_args
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..config import MemoryConfig
-from ..core import MemoryCore
 from ..errors import MemoryInputError
-from ..history_search import as_of_date
+from ..search.history import as_of_date
 from ..types import MemorySearchResult
+
+if TYPE_CHECKING:
+    from ..memory import MarkdownMemory
 
 __all__ = ["SEARCH_KWARGS", "SEARCH_TYPES", "MarkdownMemoryRetriever", "SearchType", "hit_to_document"]
 
@@ -127,13 +129,23 @@ class MarkdownMemoryRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    memory: MemoryCore
+    if TYPE_CHECKING:
+        memory: MarkdownMemory
+    else:  # the facade imports this module: checked by what a memory does, below
+        memory: Any
     k: int | None = Field(default=None, ge=1)
     search_type: SearchType | None = None
     """``"similarity"`` (MMR off), ``"mmr"`` (MMR on), ``"similarity_score_threshold"`` (MMR off,
     ``score_threshold`` as ``min_score``); ``None`` keeps the memory's config."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
     config_overrides: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("memory")
+    @classmethod
+    def _a_memory(cls, value: Any) -> Any:
+        if not callable(getattr(value, "search_detailed", None)):
+            raise ValueError(f"memory must be a MarkdownMemory, got {type(value).__name__}")
+        return value
 
     @model_validator(mode="after")
     def _validate(self) -> Self:
@@ -144,7 +156,7 @@ class MarkdownMemoryRetriever(BaseRetriever):
         return self
 
     @classmethod
-    def from_memory(cls, memory: MemoryCore, *, k: int | None = None, search_type: str | None = None,
+    def from_memory(cls, memory: MarkdownMemory, *, k: int | None = None, search_type: str | None = None,
                     search_kwargs: dict[str, Any] | None = None, tags: list[str] | None = None,
                     metadata: dict[str, Any] | None = None, name: str | None = None,
                     **overrides: Any) -> MarkdownMemoryRetriever:

@@ -30,21 +30,23 @@ import logging
 import os
 import sqlite3
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.runnables import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
-from ..core import MemoryCore
-from ..documents import Remembered
 from ..errors import MemoryPathError, MemoryStoreError
 from ..facts import provenance_label
+from ..files.documents import Remembered
 from ..files.paths import resolve_alias
-from ..history_search import as_of_date
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
+from ..search.history import as_of_date
 from ..secrets import scrub
 from .prompt_context import search_answer
+
+if TYPE_CHECKING:
+    from ..memory import MarkdownMemory
 
 __all__ = [
     "MEMORY_TOOLS_POLICY",
@@ -162,7 +164,7 @@ def _shown(query: str, limit: int = 200) -> str:
     return query if len(query) <= limit else f"{query[:limit]}... ({len(query)} characters)"
 
 
-def _search(mem: MemoryCore, query: str, max_results: int | None = None, as_of: str | None = None) -> str:
+def _search(mem: MarkdownMemory, query: str, max_results: int | None = None, as_of: str | None = None) -> str:
     try:
         ranked = mem.search_detailed(query, max_results=max_results, as_of=as_of_date(as_of))
     except MemoryPathError as exc:
@@ -188,7 +190,7 @@ def _search(mem: MemoryCore, query: str, max_results: int | None = None, as_of: 
     return text
 
 
-def _get(mem: MemoryCore, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+def _get(mem: MarkdownMemory, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
     try:
         text = mem.get(path, start_line, end_line)
         if text or start_line is None:
@@ -202,7 +204,7 @@ def _get(mem: MemoryCore, path: str, start_line: int | None = None, end_line: in
     )
 
 
-def _not_found(mem: MemoryCore, file: str, action: str) -> ToolException:
+def _not_found(mem: MarkdownMemory, file: str, action: str) -> ToolException:
     shown = _display(file)
     try:
         mem.get(file)
@@ -239,7 +241,7 @@ def _appended(done: Remembered) -> str:
     return " ".join(parts)
 
 
-def _update(mem: MemoryCore, content: str = "", action: str = "append", file: str = "long_term",
+def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file: str = "long_term",
             old_text: str | None = None, start_line: int | None = None, end_line: int | None = None,
             expires: str | None = None) -> str:
     try:
@@ -296,7 +298,7 @@ def _update(mem: MemoryCore, content: str = "", action: str = "append", file: st
         raise _as_tool_error(exc) from exc
 
 
-def _bind(fn: Callable[..., str], mem: MemoryCore) -> tuple[Callable[..., str], Callable[..., Any]]:
+def _bind(fn: Callable[..., str], mem: MarkdownMemory) -> tuple[Callable[..., str], Callable[..., Any]]:
     def run(**kwargs: Any) -> str:
         return fn(mem, **kwargs)
 
@@ -307,7 +309,7 @@ def _bind(fn: Callable[..., str], mem: MemoryCore) -> tuple[Callable[..., str], 
     return run, arun
 
 
-def create_memory_tools(mem: MemoryCore, *, prompts: MemoryPrompts = DEFAULT_PROMPTS) -> list[BaseTool]:
+def create_memory_tools(mem: MarkdownMemory, *, prompts: MemoryPrompts = DEFAULT_PROMPTS) -> list[BaseTool]:
     """``[memory_search, memory_get, memory_update]`` over ``mem``, in that order.
 
     The descriptions come from ``prompts`` (domain-neutral by default; see

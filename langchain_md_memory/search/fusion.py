@@ -30,12 +30,14 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import MemoryInputError
 
 __all__ = [
     "FUSIONS",
+    "Fusion",
     "FusionFunction",
     "FusionName",
     "Scored",
@@ -109,24 +111,37 @@ def rrf_fusion(vector: Scored, keyword: Scored, vector_weight: float, text_weigh
     return fused
 
 
-FUSIONS: dict[str, FusionFunction] = {
-    "weighted": weighted_fusion,
-    "weighted_raw": weighted_fusion,
-    "minmax": minmax_fusion,
-    "rrf": rrf_fusion,
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """A fusion as the pipeline uses it: the function, and what it is handed and what ``min_score`` cuts.
+
+    ``calibrated``: the function sees calibrated evidence (:mod:`~.relevance`) instead of raw scores.
+    ``cuts_merged``: ``min_score`` cuts the merged score, as in the seed; else it cuts the relevance.
+    """
+
+    combine: FusionFunction
+    calibrated: bool = False
+    cuts_merged: bool = False
+
+
+FUSIONS: dict[str, Fusion] = {
+    "weighted": Fusion(weighted_fusion, calibrated=True),
+    "weighted_raw": Fusion(weighted_fusion, cuts_merged=True),
+    "minmax": Fusion(minmax_fusion),
+    "rrf": Fusion(rrf_fusion),
 }
 
 
-def resolve_fusion(fusion: str | FusionFunction, rrf_k: int) -> FusionFunction:
-    """The fusion function for a name of :data:`FUSIONS` (``rrf`` with ``rrf_k``) or a callable.
+def resolve_fusion(fusion: str | FusionFunction, rrf_k: int) -> Fusion:
+    """The :class:`Fusion` of a name of :data:`FUSIONS` (``rrf`` with ``rrf_k``) or of a function.
 
     Raises:
         MemoryInputError: for an unknown name.
     """
     if callable(fusion):
-        return fusion
-    if fusion == "rrf":
-        return lambda v, t, wv, wt: rrf_fusion(v, t, wv, wt, k=rrf_k)
+        return Fusion(fusion)
     if fusion not in FUSIONS:
         raise MemoryInputError(f"unknown fusion {fusion!r}; use one of {sorted(FUSIONS)} or a function")
+    if fusion == "rrf":
+        return Fusion(lambda v, t, wv, wt: rrf_fusion(v, t, wv, wt, k=rrf_k))
     return FUSIONS[fusion]

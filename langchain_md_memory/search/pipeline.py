@@ -129,19 +129,20 @@ def rank(
         raise MemoryInputError(f"max_results must be at least 1, got {k}")
     when = now if now is not None else dt.datetime.now()
 
+    fusion = resolve_fusion(config.fusion, config.rrf_k)
     merged = merge_candidates(
         recall.vector,
         recall.keyword,
         vector_weight=config.vector_weight,
         text_weight=config.text_weight,
-        fusion=resolve_fusion(config.fusion, config.rrf_k),
+        fusion=fusion.combine,
         calibrate=(calibration(recall.terms, recall.background, recall.term_weights, recall.keyword,
                                recall.translations)
-                   if config.fusion == "weighted" else None),
+                   if fusion.calibrated else None),
     )
     merged = annotate_relevance(merged, recall.terms, recall.background, recall.term_weights,
                                 recall.translations)
-    if config.fusion == "weighted_raw":  # the seed: min_score cuts the merged score
+    if fusion.cuts_merged:  # the seed: min_score cuts the merged score
         filtered = filter_min_score(merged, config.min_score or 0.0)
     else:
         filtered = relevant(merged, config.min_score)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from langchain_md_memory import MarkdownMemory, MemoryIndexError, MemoryPathError, ProjectMemory
-from langchain_md_memory.aio import SYNC_TWIN
+from langchain_md_memory.memory import SYNC_TWIN
 
 NOT_TWINNED = {
     "as_retriever": "builds a retriever, which has ainvoke/abatch",
@@ -161,12 +161,10 @@ async def test_aexport_archive_and_aimport_archive_round_trip(kw_memory: Markdow
         restored.close()
 
 
-@pytest.mark.parametrize("opener", ["afor_project", "aopen"])
-async def test_afor_project_and_aopen_route_global_paths(opener: str, tmp_path: Path) -> None:
+async def test_afor_project_routes_global_paths(tmp_path: Path) -> None:
     project = tmp_path / "work" / "widgets"
     project.mkdir(parents=True)
-    owner = MarkdownMemory if opener == "afor_project" else ProjectMemory
-    mem = await getattr(owner, opener)(project, root=tmp_path / "home", embeddings="none")
+    mem = await MarkdownMemory.afor_project(project, root=tmp_path / "home", embeddings="none")
     try:
         assert isinstance(mem, ProjectMemory)
         # The twins call the ProjectMemory overrides: ~global/ paths reach the global memory.

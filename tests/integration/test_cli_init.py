@@ -82,7 +82,7 @@ def test_a_real_key_in_an_error_is_still_redacted(tmp_path: Path, monkeypatch: p
         raise RuntimeError("401 for api_key=sk-abcdefghijklmnopqrstuvwx; pass api_key=... instead")
 
     run("--dir", str(tmp_path), "init")
-    monkeypatch.setattr(commands.MemoryCore, "search_detailed", leaky)
+    monkeypatch.setattr(commands.MarkdownMemory, "search_detailed", leaky)
     code, _, err = run("--dir", str(tmp_path), "--embeddings", "none", "search", "x")
     assert code == 2
     assert "sk-abcdefghij" not in err and "api_key=[redacted: secret]; pass api_key=... instead" in err

@@ -226,7 +226,7 @@ def test_an_unexpected_failure_is_one_line_too(example_dir: Path, monkeypatch: p
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("something\nunexpected")
 
-    monkeypatch.setattr(commands.MemoryCore, "search_detailed", broken)
+    monkeypatch.setattr(commands.MarkdownMemory, "search_detailed", broken)
     code, _, err = run("--dir", str(example_dir), "--embeddings", "none", "search", "x")
     assert_one_line_error(code, err)
     assert err == "md-memory: error: something unexpected\n"

@@ -194,22 +194,37 @@ def test_memory_update_edits_a_line_range_of_a_global_file_that_memory_get_read(
     assert "EUR" not in (home / "MEMORY.md").read_text()
 
 
-def test_every_method_that_takes_a_file_routes_global_paths(mem, home):
+def test_every_method_that_takes_a_file_routes_global_paths(mem, home, monkeypatch):
+    """Each public method with a ``file``/``path`` parameter asks the one route (a new one too)."""
+    import contextlib
     import inspect
 
-    from langchain_md_memory.memory import ProjectMemory
+    from langchain_md_memory.aio import FILE_PARAMETERS
 
     methods = dict(inspect.getmembers(MarkdownMemory, inspect.isfunction))
     takes_a_file = sorted(
         name for name, fn in methods.items()
-        if not name.startswith("_") and name[1:] not in methods  # async twins call the sync method
-        and {"file", "path"} & set(inspect.signature(fn).parameters)
+        if not name.startswith("_") and not inspect.iscoroutinefunction(fn)  # twins call the sync method
+        and set(FILE_PARAMETERS) & set(inspect.signature(fn).parameters)
         and name != "export_archive"  # its path is the archive written, outside the memory
     )
     assert {"get", "append", "replace_lines", "update", "remove", "read_bytes", "exists", "stat"} <= set(
         takes_a_file)
-    unrouted = [name for name in takes_a_file if name not in vars(ProjectMemory)]
-    assert not unrouted, f"ProjectMemory must route ~global/ paths in {unrouted}"
+    asked: list[str] = []
+    route = type(mem)._route
+    monkeypatch.setattr(type(mem), "_route", lambda self, file: asked.append(file) or route(self, file))
+    samples = {str: "x", int: 1, bool: False}
+    for name in takes_a_file:
+        params = list(inspect.signature(methods[name]).parameters.values())[1:]
+        args = {p.name: "~global/MEMORY.md" if p.name in FILE_PARAMETERS
+                else (lambda text: text) if "Callable" in str(p.annotation)
+                else samples.get(type(p.default), "x") if p.default is not inspect.Parameter.empty else "x"
+                for p in params if p.kind is not p.VAR_KEYWORD}
+        asked.clear()
+        with contextlib.suppress(Exception):  # what the call does after routing is not this test's concern
+            getattr(mem, name)(**args)
+        assert asked == ["~global/MEMORY.md"], f"{name} does not ask the route for its file"
+    monkeypatch.undo()
 
     mem.write("~global/rules.md", "- one\n- two\n")
     assert mem.exists("~global/rules.md") and mem.stat("~global/rules.md") is not None

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-import langchain_md_memory.core as core
+import langchain_md_memory.memory as core
 from langchain_md_memory.cli import main
 from tests.support.embeddings import AxisEmbeddings
 

@@ -7,23 +7,15 @@ import pytest
 
 from langchain_md_memory.project import (
     DEFAULT_HOME,
-    GLOBAL_PREFIX,
     HOME_ENV,
-    combine_recalls,
     layered_context,
-    mark_scopes,
     memory_home,
     normalize_remote,
     project_id,
     project_identity,
     project_memory_dir,
-    split_global_path,
-    split_ids,
 )
-from langchain_md_memory.search.pipeline import Recall
 from langchain_md_memory.text import estimate_tokens
-from langchain_md_memory.types import ChunkRecord, MemorySearchResult
-from tests.support.hits import make_hit, make_record
 from tests.support.repos import git_repo
 
 SAFE_FOLDER = re.compile(r"^[a-z0-9][a-z0-9._-]*-[0-9a-f]{8}$")
@@ -140,44 +132,6 @@ def test_project_memory_dir_is_home_slash_project_id(tmp_path):
 
 
 # -- scoping ---------------------------------------------------------------------------
-
-
-def record(rid: str, path: str = "MEMORY.md") -> ChunkRecord:
-    return make_record(rid, path, end_line=2, text="text", hash="h")
-
-
-def test_global_paths_split_off_only_the_prefix():
-    assert split_global_path("~global/MEMORY.md") == "MEMORY.md"
-    assert split_global_path("MEMORY.md") is None
-    assert split_global_path("notes/~global/x.md") is None
-
-
-def test_combined_recall_prefixes_global_ids_and_paths_and_keeps_project_ones():
-    project = Recall(vector=[(record("MEMORY.md:1-2"), 0.9)], keyword=[(record("MEMORY.md:1-2"), 1.0)],
-                     vectors={"MEMORY.md:1-2": "p"}, degraded=None)
-    glob = Recall(vector=[(record("MEMORY.md:1-2"), 0.8)], keyword=[], vectors={"MEMORY.md:1-2": "g"},
-                  degraded="keyword results only")
-    both = combine_recalls(project, glob)
-    assert [r.id for r, _ in both.vector] == ["MEMORY.md:1-2", "~global/MEMORY.md:1-2"]
-    assert [r.path for r, _ in both.vector] == ["MEMORY.md", "~global/MEMORY.md"]
-    assert [s for _, s in both.vector] == [0.9, 0.8]
-    assert [r.id for r, _ in both.keyword] == ["MEMORY.md:1-2"]
-    assert both.vectors == {"MEMORY.md:1-2": "p", "~global/MEMORY.md:1-2": "g"}
-    assert both.degraded == "keyword results only"
-
-
-def hit(path: str) -> MemorySearchResult:
-    return make_hit(f"{path}:1-2", 0.5, path=path, end_line=2, text="t", vector_score=None, keyword_score=0.5,
-                    source="keyword")
-
-
-def test_mark_scopes_labels_by_prefix():
-    hits = mark_scopes([hit("MEMORY.md"), hit(GLOBAL_PREFIX + "MEMORY.md")])
-    assert [h.scope for h in hits] == ["project", "global"]
-
-
-def test_split_ids_strips_the_global_prefix():
-    assert split_ids(["a.md:1-2", "~global/MEMORY.md:3-4"]) == (["a.md:1-2"], ["MEMORY.md:3-4"])
 
 
 def test_layered_context_serves_layers_in_order_within_one_budget():

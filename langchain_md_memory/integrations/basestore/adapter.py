@@ -94,7 +94,7 @@ from .sections import StoredItem, check_key, namespace_preamble
 from .sweeper import Sweeper
 
 if TYPE_CHECKING:
-    from ...core import MemoryCore
+    from ...memory import MarkdownMemory
 
 __all__ = ["NAMESPACE_FILE", "MarkdownBaseStore", "unindexed_file_name"]
 
@@ -156,8 +156,8 @@ class MarkdownBaseStore(BaseStore):
 
     supports_ttl = True
 
-    def __init__(self, memory: MemoryCore, *, file_name: str = NAMESPACE_FILE, ttl: TTLConfig | None = None,
-                 clock: Callable[[], dt.datetime] | None = None,
+    def __init__(self, memory: MarkdownMemory, *, file_name: str = NAMESPACE_FILE,
+                 ttl: TTLConfig | None = None, clock: Callable[[], dt.datetime] | None = None,
                  index: Mapping[str, Any] | None = None) -> None:
         if "/" in file_name or not is_managed_file(file_name):
             raise MemoryInputError(
@@ -174,7 +174,7 @@ class MarkdownBaseStore(BaseStore):
         self._coalescer = Coalescer(lambda ops: asyncio.to_thread(self.batch, ops))
 
     @property
-    def memory(self) -> MemoryCore:
+    def memory(self) -> MarkdownMemory:
         """The memory this store reads and writes."""
         return self._memory
 

@@ -23,7 +23,7 @@ from .namespaces import check_labels, is_label, namespace_file
 from .sections import ParsedFile, parse_sections
 
 if TYPE_CHECKING:
-    from ...core import MemoryCore
+    from ...memory import MarkdownMemory
 
 __all__ = ["NamespaceFiles"]
 
@@ -33,7 +33,7 @@ class NamespaceFiles:
 
     __slots__ = ("file_name", "hidden_name", "memory")
 
-    def __init__(self, memory: MemoryCore, file_name: str, hidden_name: str) -> None:
+    def __init__(self, memory: MarkdownMemory, file_name: str, hidden_name: str) -> None:
         self.memory = memory
         self.file_name = file_name
         self.hidden_name = hidden_name

@@ -29,7 +29,7 @@ from .items import indexed_items
 from .sections import ParsedFile
 
 if TYPE_CHECKING:
-    from ...core import MemoryCore
+    from ...memory import MarkdownMemory
 
 __all__ = ["DEFAULT_FIELDS", "Ident", "index_config", "query_scores", "rank_items", "similarities",
            "store_fields"]
@@ -75,7 +75,7 @@ def query_scores(files: NamespaceFiles, query: str, prefix: tuple[str, ...], can
         pool = min(pool * 4, _MAX_QUERY_POOL)
 
 
-def similarities(memory: MemoryCore, query: str,
+def similarities(memory: MarkdownMemory, query: str,
                  items: Mapping[Ident, tuple[Mapping[str, Any], Sequence[str]]]) -> dict[Ident, float] | None:
     """Each item's cosine similarity to ``query``: the best over the texts its fields select.
 
@@ -143,7 +143,7 @@ def store_fields(index: Mapping[str, Any] | None) -> tuple[str, ...]:
     return tuple(fields)
 
 
-def index_config(memory: MemoryCore, fields: Sequence[str] = DEFAULT_FIELDS) -> dict[str, Any] | None:
+def index_config(memory: MarkdownMemory, fields: Sequence[str] = DEFAULT_FIELDS) -> dict[str, Any] | None:
     """``{"dims", "embed", "fields"}`` as LangGraph's stores expose it; ``None`` without vectors.
 
     The memory's embeddings (asked for their dimension once, if no call has shown it yet) embed

@@ -1,6 +1,8 @@
 """The package's import graph: dependencies point down the layers, and nothing imports in a circle.
 
-Every import counts: module level, inside functions (lazy) and under ``TYPE_CHECKING``.
+Every import that runs counts: module level and inside functions (lazy). An import under
+``TYPE_CHECKING`` runs nothing and only names a type: features and integrations name the facade they
+are given (``MarkdownMemory``) that way, and that is the one upward name such an import may take.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ PACKAGE = "langchain_md_memory"
 ROOT = Path(langchain_md_memory.__file__).parent
 
 # Bottom to top. A module may import from its own layer or any layer below it, never above.
-# `core` is the memory that features and integrations are written against; `memory` (MarkdownMemory,
-# ProjectMemory) composes them on top of it, and the CLI drives that.
+# `memory` (MarkdownMemory, ProjectMemory) composes the owners below (files.documents, sync.indexer,
+# search.searcher) and the features and integrations it hands itself to; the CLI drives it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "types"),
     ("config", "text", "secrets", "stopwords", "crosslingual", "prompts", "redaction", "facts"),
@@ -27,8 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("embeddings",),
     ("sync",),
     ("search",),
-    ("documents", "history_search", "aio"),
-    ("core", "project"),
+    ("aio", "project"),
     ("features",),
     ("integrations",),
     ("memory",),
@@ -71,11 +72,25 @@ def _known(target: str) -> str | None:
     return None
 
 
-def imports_of(module: str) -> Iterator[str]:
+def _type_only(tree: ast.Module) -> set[ast.AST]:
+    """The import statements under ``if TYPE_CHECKING:``."""
+    found: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            found.update(n for stmt in node.body for n in ast.walk(stmt)
+                         if isinstance(n, ast.Import | ast.ImportFrom))
+    return found
+
+
+def imports_of(module: str, *, type_only: bool = False) -> Iterator[str]:
+    """The package modules ``module`` imports when it runs (``type_only``: those under TYPE_CHECKING)."""
     path = MODULES[module]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     is_package = path.name == "__init__.py"
+    typing_only = _type_only(tree)
     for node in ast.walk(tree):
+        if (node in typing_only) != type_only:
+            continue
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names if a.name.startswith(PACKAGE)]
             targets = [n.removeprefix(PACKAGE).lstrip(".") for n in names]
@@ -93,6 +108,7 @@ def imports_of(module: str) -> Iterator[str]:
 
 
 GRAPH = {module: sorted(set(imports_of(module))) for module in MODULES}
+TYPE_GRAPH = {module: sorted(set(imports_of(module, type_only=True))) for module in MODULES}
 
 
 def test_every_module_belongs_to_a_layer() -> None:
@@ -108,6 +124,25 @@ def test_no_import_points_up_the_layers() -> None:
         if RANK[room_of(imported)] > RANK[room_of(importer)]
     ]
     assert not upward, "imports against the layer order:\n" + "\n".join(upward)
+
+
+def test_type_only_imports_point_up_only_to_the_facade() -> None:
+    upward = [
+        f"{importer} -> {imported}"
+        for importer, targets in TYPE_GRAPH.items()
+        for imported in targets
+        if RANK[room_of(imported)] > RANK[room_of(importer)] and imported != "memory"
+    ]
+    assert not upward, "type-only imports against the layer order:\n" + "\n".join(upward)
+
+
+def test_no_module_outside_the_index_imports_sqlite3() -> None:
+    # The index translates SQLite's errors into MemoryIndexError at its boundary, as PostgreSQL's does.
+    offenders = [m for m in MODULES if room_of(m) != "index" and any(
+        (isinstance(node, ast.Import) and any(a.name == "sqlite3" for a in node.names))
+        or (isinstance(node, ast.ImportFrom) and node.module == "sqlite3")
+        for node in ast.walk(ast.parse(MODULES[m].read_text(encoding="utf-8"))))]
+    assert not offenders, f"sqlite3 imported outside index/: {offenders}"
 
 
 def test_import_graph_has_no_cycle() -> None:

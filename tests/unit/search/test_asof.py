@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from langchain_md_memory.history_search import as_of_date
 from langchain_md_memory.search.asof import asked_day, hit_interval, past_facts
+from langchain_md_memory.search.history import as_of_date
 from langchain_md_memory.types import MemorySearchResult
 
 TODAY = dt.date(2026, 12, 5)

@@ -45,14 +45,16 @@ def test_rrf_scores_by_rank_and_first_on_both_paths_is_one() -> None:
 
 
 def test_resolve_fusion_by_name_with_k_or_a_custom_function() -> None:
-    assert resolve_fusion("weighted", 60) is weighted_fusion
-    assert resolve_fusion("minmax", 60) is minmax_fusion
-    rrf5 = resolve_fusion("rrf", 5)
+    assert resolve_fusion("weighted", 60).combine is weighted_fusion
+    assert resolve_fusion("weighted", 60).calibrated
+    assert resolve_fusion("weighted_raw", 60).cuts_merged
+    assert resolve_fusion("minmax", 60).combine is minmax_fusion
+    rrf5 = resolve_fusion("rrf", 5).combine
     assert rrf5([("a", 1.0), ("b", 0.5)], [], 1.0, 0.0)["b"] == pytest.approx(6 / 7)
 
     def mine(vector, keyword, wv, wt):  # type: ignore[no-untyped-def]
         return {chunk_id: 1.0 for chunk_id, _ in keyword}
 
-    assert resolve_fusion(mine, 60) is mine
+    assert resolve_fusion(mine, 60).combine is mine
     with pytest.raises(MemoryInputError, match="unknown fusion"):
         resolve_fusion("borda", 60)

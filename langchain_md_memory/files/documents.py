@@ -1,9 +1,9 @@
 """The Markdown operations of a memory: read, append, edit, delete, write, update, remove, list.
 
 Every write goes through one guard (only Markdown memory files, within the size
-limits, never a subfolder of a flat memory) and marks the index for a sync.
-:class:`~langchain_md_memory.core.MemoryCore` has these methods; they are here so
-each module stays one concern.
+limits, never a subfolder of a flat memory) and tells the memory that its index must sync.
+:class:`Documents` is the part of a :class:`~langchain_md_memory.MarkdownMemory` that owns
+them; the memory forwards its file methods here.
 
 Example:
     .. code-block:: python
@@ -17,15 +17,15 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
-import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath, PurePosixPath
 
-from .config import MemoryConfig
-from .errors import MemoryInputError, MemoryPathError, MemoryStoreError, check_write_size
-from .facts import (
+from ..config import MemoryConfig
+from ..errors import MemoryInputError, MemoryPathError, check_write_size
+from ..facts import (
     FactLine,
     before_history,
     expired,
@@ -36,24 +36,21 @@ from .facts import (
     provenance_label,
     same_fact,
     supersede_in,
-    superseded_statements,
     with_expiry,
     with_provenance,
 )
-from .files.base import DocumentStore, JobLock
-from .files.paths import SESSIONS_DIR, is_managed_file, is_memory_file
-from .redaction import WriteRedactor
+from ..redaction import WriteRedactor
+from .base import DocumentStore, JobLock
+from .paths import SESSIONS_DIR, is_managed_file, is_memory_file
 
-__all__ = ["DocumentMethods", "Remembered"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["Documents", "Remembered"]
 
 _FENCE_PREFIXES = ("```", "~~~")
 
 
 @dataclass(frozen=True, slots=True)
 class Remembered:
-    """What :meth:`DocumentMethods.remember` did.
+    """What :meth:`Documents.remember` did.
 
     ``written`` fact lines went to ``path``; ``duplicates`` are the facts left out because memory
     already states them, each with where (``MEMORY.md#L12``); ``redacted`` counts secrets replaced.
@@ -64,29 +61,30 @@ class Remembered:
     duplicates: tuple[tuple[str, str], ...] = ()
     redacted: int = 0
 
+    def prefixed(self, prefix: str) -> Remembered:
+        """The same with every path under ``prefix`` (a global memory's writes seen from a project)."""
+        if not prefix:
+            return self
+        return dataclasses.replace(self, path=prefix + self.path,
+                                   duplicates=tuple((fact, prefix + at) for fact, at in self.duplicates))
 
-class DocumentMethods:
-    """Markdown file operations over ``self.store``; ``mark_changed`` tells the index."""
 
-    store: DocumentStore
-    config: MemoryConfig
-    _write_redactor: tuple[object, WriteRedactor] | None = None
+class Documents:
+    """A memory's Markdown files behind the write guard; ``on_change`` tells the index after each write.
 
-    def mark_changed(self) -> None:
-        """Note that the Markdown changed (the memory marks its index for a sync)."""
+    Example:
+        .. code-block:: python
 
-    def _struck_facts(self, paths: Iterable[str]) -> dict[str, list[tuple[str, dt.date]]]:
-        """The facts struck (``## History``) in each of ``paths`` that has some; one read a file."""
-        found = {}
-        for path in paths:
-            try:
-                text = self.store.read_bytes(path).decode("utf-8", errors="replace")
-            except (MemoryStoreError, OSError) as exc:  # gone meanwhile: the order stays as ranked
-                logger.debug("cannot read %s for its superseded facts: %s", path, exc)
-                continue
-            if struck := superseded_statements(text):
-                found[path] = struck
-        return found
+            docs = Documents(MarkdownStore("memory"), MemoryConfig(), on_change=lambda: None)
+            docs.append("- Prefers ETFs")
+            assert "ETFs" in docs.get("MEMORY.md")
+    """
+
+    def __init__(self, store: DocumentStore, config: MemoryConfig, on_change: Callable[[], None]) -> None:
+        self.store = store
+        self.config = config
+        self._on_change = on_change
+        self._write_redactor: tuple[object, WriteRedactor] | None = None
 
     def get(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Exact lines of a memory file (1-based, inclusive); the whole file by default.
@@ -117,7 +115,7 @@ class DocumentMethods:
         self._check_size(content)
         with self.locked():
             self._append(path, content)
-        self.mark_changed()
+        self._on_change()
         return path
 
     def remember(self, content: str, file: str = "long_term", *, source: str | None = None,
@@ -181,7 +179,7 @@ class DocumentMethods:
             placed = into_section(current, section, body) if section and current else None
             if placed is not None:
                 self.store.write(path, placed)
-                self.mark_changed()
+                self._on_change()
                 return Remembered(path, written, tuple(duplicates), redacted)
             if section:
                 heading = section if section.lstrip().startswith("#") else f"## {section.strip()}"
@@ -189,7 +187,7 @@ class DocumentMethods:
                 blank = "\n" if self.store.exists(path) and self.store.read_lines(path).strip() else ""
                 body = f"{blank}{heading}\n{body}"
             self._append(path, body)
-        self.mark_changed()
+        self._on_change()
         return Remembered(path, written, tuple(duplicates), redacted)
 
     def supersede(self, old_text: str, new_text: str, file: str = "long_term", *, source: str | None = None,
@@ -239,7 +237,7 @@ class DocumentMethods:
         new_text = self.redact(new_text)
         self._check_size(new_text)
         old = self.store.replace_lines(self._writable(file), start_line, end_line, new_text)
-        self.mark_changed()
+        self._on_change()
         return old
 
     def write(self, file: str, content: str) -> str:
@@ -249,7 +247,7 @@ class DocumentMethods:
         content = self.redact(content)
         self._check_size(content)
         self.store.write(path, content)
-        self.mark_changed()
+        self._on_change()
         return path
 
     def update(self, file: str, fn: Callable[[str | None], str | None]) -> bool:
@@ -360,7 +358,7 @@ class DocumentMethods:
 
     def _changed(self, changed: bool) -> bool:
         if changed:
-            self.mark_changed()
+            self._on_change()
         return changed
 
     def _writable(self, file: str, *, hidden: bool = False) -> str:

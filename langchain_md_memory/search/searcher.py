@@ -1,0 +1,220 @@
+"""A memory's search, in one place: recall from each source, every ranking step, the hits.
+
+:class:`Searcher` owns the flow around the pure :func:`~.pipeline.rank`: it syncs the index first
+(a failed sync is reported, not hidden), embeds the query, recalls from its index (recovering an
+index that fails mid-use) and from each other memory searched with it (their paths under a
+prefix), drops expired facts, ranks, puts restated facts below their successors, answers as of a
+day, and counts what each step did in the funnel (``expired``, ``restated`` beside :func:`rank`'s).
+
+Example:
+    .. code-block:: python
+
+        ranked = mem.searcher.search("single stock limit", k=3, config=mem.config)
+        print(ranked.funnel, [hit.citation for hit in ranked.hits])
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..config import MemoryConfig
+from ..embeddings import EmbeddingClient
+from ..errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryStoreError, check_query_size
+from ..facts import superseded_statements
+from ..files.base import DocumentStore
+from ..index.schema import index_error
+from ..secrets import scrub
+from ..sync.embedding import cosines
+from ..sync.indexer import Indexer, index_identity
+from ..types import ChunkRecord, MemorySearchResult
+from .expiry import drop_expired
+from .history import answer_as_of, asked_period
+from .pipeline import RankedResults, Recall, rank
+from .restated import restated_below_successors, successor_paths
+from .retrieve import query_vector, retrieve
+
+__all__ = ["Searcher", "Source", "combined", "prefixed"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Another memory searched together with this one: its hits' paths and ids start with ``prefix``."""
+
+    prefix: str
+    scope: str
+    searcher: Searcher
+
+
+class Searcher:
+    """Search over one memory's index (and its :attr:`sources`); see the module docstring."""
+
+    def __init__(self, indexer: Indexer, embedder: EmbeddingClient | None, store: DocumentStore,
+                 location: str) -> None:
+        self.indexer = indexer
+        self.embedder = embedder
+        self.store = store
+        self.location = location
+        self.sources: list[Source] = []
+        """Other memories ranked together with this one (a project memory's global memory)."""
+        self.sync_error: str | None = None
+        """Why the last sync before a search failed (the search then read the index as it was)."""
+
+    def search(self, query: str, *, k: int, config: MemoryConfig, as_of: Any = None) -> RankedResults:
+        """The top ``k`` hits for ``query`` with the funnel and any degradation note."""
+        check_query_size(query, config.max_query_chars)
+        today = dt.date.today()
+        period, day, strict = asked_period(query, as_of, today)
+        self.ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
+        vector, degraded = self.query_vector(query)
+        recall = self.recall(query, config.candidate_multiplier * k, config, vector, degraded)
+        live = drop_expired(recall, today)
+        expired = len(recall.vector) + len(recall.keyword) - len(live.vector) - len(live.keyword)
+        ids = [r.id for r, _ in live.vector] + [r.id for r, _ in live.keyword]
+        counts = self.access_counts(ids) if config.access_weight > 0 and ids else None
+        ranked = rank(live, config, max_results=2 * k if strict else k, access_counts=counts, period=period)
+        hits, restated = ranked.hits, 0
+        if config.temporal_decay.newer_first < 1.0:  # the same switch as "newer statements first"
+            hits = restated_below_successors(ranked.hits, self._struck_facts(successor_paths(ranked.hits)))
+            restated = sum(a.chunk_id != b.chunk_id for a, b in zip(hits, ranked.hits, strict=True))
+        funnel = {**ranked.funnel, "expired": expired, "restated": restated}
+        ranked = RankedResults(self._scoped(hits), funnel, ranked.degraded)
+        if day is not None:
+            ranked = answer_as_of(ranked, self.store, self.indexer.index, self.embedder, query, vector, day,
+                                  k, strict)
+        if self.sync_error is not None:
+            lag = f"the index could not be updated ({self.sync_error}); recent changes may be missing"
+            note = "; ".join(filter(None, [ranked.degraded, lag]))
+            ranked = RankedResults(ranked.hits, ranked.funnel, note, ranked.as_of)
+        if config.access_weight > 0:
+            self.record_access([h.chunk_id for h in ranked.hits])
+        self.indexer.freshness.start_pending()  # a periodic walk found due: after this search, not during
+        return ranked
+
+    def query_vector(self, query: str) -> tuple[Any, str | None]:
+        """The query's embedding, or ``None`` with why (no embedder, or it failed)."""
+        return query_vector(self.embedder, query, self.indexer.embedding_error)
+
+    def similarity(self, query: str, texts: Sequence[str]) -> list[float] | None:
+        """Cosine similarity of ``query`` to each text (vectors cached in the index); ``None``: no vectors."""
+        vector, _ = self.query_vector(query)
+        if vector is None or self.embedder is None:
+            return None
+        return cosines(self.indexer.index, self.embedder, index_identity(self.embedder), vector, texts)
+
+    def recall(self, query: str, pool: int, config: MemoryConfig, vector: Any,
+               degraded: str | None) -> Recall:
+        """Both candidate pools of this memory and its sources, for one ranking over all of them."""
+        recall = self._own_recall(query, pool, config, vector, degraded)
+        for source in self.sources:
+            other = source.searcher
+            other.ensure_synced()
+            theirs = (vector, degraded) if other.embedder is self.embedder else other.query_vector(query)
+            recall = combined(recall, prefixed(other.recall(query, pool, config, *theirs), source.prefix))
+        return recall
+
+    def _own_recall(self, query: str, pool: int, config: MemoryConfig, vector: Any,
+                    degraded: str | None) -> Recall:
+        """An index that fails mid-use is recovered and asked again."""
+        used = self.indexer.index
+        try:
+            return retrieve(used, query, pool, config, vector, degraded)
+        # Damage met while a lazy cursor is read arrives as a bare sqlite3.Error.
+        except (MemoryIndexError, sqlite3.Error) as exc:
+            error = index_error(exc, f"index {used.path}") if isinstance(exc, sqlite3.Error) else exc
+            with self.indexer.handle.lock:  # a rebuild in progress holds it until the new index is in
+                swapped = self.indexer.index is not used
+            if not swapped:  # swapped: another thread rebuilt it under this search; just ask again
+                if not isinstance(error, IndexBusyError | IndexDamagedError):
+                    raise
+                self.indexer.recover(error, used)
+            return retrieve(self.indexer.index, query, pool, config, vector, degraded)
+
+    def ensure_synced(self) -> None:
+        """Sync when the Markdown changed; a failure leaves the index as it is and says so."""
+        try:
+            self.indexer.sync_if_needed()
+        except (MemoryIndexError, sqlite3.Error) as exc:
+            # e.g. a full disk: the Markdown is safe, the index lags; the next sync catches up.
+            self.sync_error = scrub(exc).replace(self.location + os.sep, "")
+            self.indexer.mark_dirty()
+            logger.warning("sync failed, searching the index as it is: %s", self.sync_error)
+        else:
+            self.sync_error = None
+
+    def access_counts(self, ids: list[str]) -> dict[str, int]:
+        """How often each chunk was returned before (ids of sources carry their prefix)."""
+        counts: dict[str, int] = {}
+        for prefix, searcher, own in self._split(ids):
+            found = searcher.indexer.index.access_counts(own) if own else {}
+            counts.update({prefix + i: n for i, n in found.items()})
+        return counts
+
+    def record_access(self, ids: list[str]) -> None:
+        """Count one more return of each chunk, in the memory it came from."""
+        for _, searcher, own in self._split(ids):
+            if own:
+                searcher.indexer.index.record_access(own)
+
+    def _split(self, ids: Iterable[str]) -> list[tuple[str, Searcher, list[str]]]:
+        ids = list(ids)
+        parts = [(s.prefix, s.searcher, [i[len(s.prefix):] for i in ids if i.startswith(s.prefix)])
+                 for s in self.sources]
+        own = [i for i in ids if not any(i.startswith(s.prefix) for s in self.sources)]
+        return [("", self, own), *parts]
+
+    def _scoped(self, hits: list[MemorySearchResult]) -> list[MemorySearchResult]:
+        """Hits with ``scope`` set from the source their path came from (this memory's: ``project``)."""
+        if not self.sources:
+            return hits
+        scoped = []
+        for hit in hits:
+            scope = next((s.scope for s in self.sources if hit.path.startswith(s.prefix)), "project")
+            scoped.append(hit if hit.scope == scope else hit.revised(scope=scope))
+        return scoped
+
+    def _read(self, path: str) -> str:
+        for source in self.sources:
+            if path.startswith(source.prefix):
+                return source.searcher._read(path[len(source.prefix):])
+        return self.store.read_bytes(path).decode("utf-8", errors="replace")
+
+    def _struck_facts(self, paths: Iterable[str]) -> dict[str, list[tuple[str, dt.date]]]:
+        """The facts struck (``## History``) in each of ``paths`` that has some; one read a file."""
+        found = {}
+        for path in paths:
+            try:
+                text = self._read(path)
+            except (MemoryStoreError, OSError) as exc:  # gone meanwhile: the order stays as ranked
+                logger.debug("cannot read %s for its superseded facts: %s", path, exc)
+                continue
+            if struck := superseded_statements(text):
+                found[path] = struck
+        return found
+
+
+def prefixed(recall: Recall, prefix: str) -> Recall:
+    """``recall`` of another memory with ids and paths under ``prefix``."""
+    def moved(record: ChunkRecord) -> ChunkRecord:
+        return replace(record, id=prefix + record.id, path=prefix + record.path)
+
+    return replace(recall, vector=[(moved(r), s) for r, s in recall.vector],
+                   keyword=[(moved(r), s) for r, s in recall.keyword],
+                   vectors={prefix + k: v for k, v in recall.vectors.items()})
+
+
+def combined(own: Recall, other: Recall) -> Recall:
+    """One recall over both memories, so a single ranking orders their hits.
+
+    Keyword scores are normalised per index (each memory's best match is 1).
+    """
+    degraded = "; ".join(dict.fromkeys(d for d in (own.degraded, other.degraded) if d)) or None
+    return replace(own, vector=[*own.vector, *other.vector], keyword=[*own.keyword, *other.keyword],
+                   vectors={**own.vectors, **other.vectors}, degraded=degraded)
