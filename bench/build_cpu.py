@@ -43,7 +43,7 @@ import json, sys, time, zlib
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.facts import strip_annotations
+from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.chunker import chunk_markdown
 from langchain_md_memory.text import index_terms
 

@@ -24,11 +24,11 @@ from .errors import MemoryIndexError, MemoryInputError, MemoryStoreError
 from .features.archive import export_archive, import_archive
 from .files.base import DocumentStore, StateStore
 from .files.documents import Documents
+from .files.projects import GLOBAL_PREFIX, ProjectIdentity, layered_context, memory_home, project_identity
 from .files.session_context import SessionContext, build_session_context
 from .files.store import MarkdownStore
 from .index.base import Backend, SearchIndex
 from .index.folder import open_folder
-from .project import GLOBAL_PREFIX, ProjectIdentity, layered_context, memory_home, project_identity
 from .search.pipeline import RankedResults
 from .search.searcher import Searcher, Source
 from .sync.indexer import Indexer, SyncStats

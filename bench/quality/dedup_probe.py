@@ -1,7 +1,7 @@
 """``python -m bench.quality.dedup_probe``: can embedding similarity tell a restated fact from a changed one?
 
 Write-time dedup (``MemoryConfig.dedup``) drops a fact the memory already states, judged today by
-normalised text and token overlap (:func:`~langchain_md_memory.facts.same_fact`). Issue 17 asks
+normalised text and token overlap (:func:`~langchain_md_memory.files.facts.same_fact`). Issue 17 asks
 whether a calibrated embedding similarity should join it, to catch paraphrases. This probe embeds
 the pairs of ``bench/quality_data/dedup_pairs.json`` with a model: ``same`` pairs say one fact in
 other words (dedup should drop the second), ``changed`` pairs keep the subject and change one
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from langchain_md_memory.facts import same_fact
+from langchain_md_memory.files.facts import same_fact
 
 from .embedder import make_embeddings
 

@@ -139,7 +139,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO, bar: ProgressBar | 
 
 def one_line(exc: BaseException) -> str:
     """The exception's whole message on one line (never cut), secrets scrubbed, hints kept."""
-    from ..secrets import scrub
+    from ..text.redaction import scrub
 
     text = " ".join(part.strip() for part in str(exc).splitlines() if part.strip()) or type(exc).__name__
     # The filter redacts what follows `api_key=`; split the placeholders out so only values are redacted.

@@ -40,10 +40,10 @@ from langchain_core.language_models import LanguageModelLike
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from ..errors import MemoryStoreError
-from ..facts import expire_in
+from ..files.facts import expire_in
 from ..files.paths import HISTORY_DIR, LONG_TERM_FILE, SESSIONS_DIR
-from ..secrets import scrub
 from ..text import estimate_tokens
+from ..text.redaction import scrub
 from ..types import ProgressCallback, ProgressEvent
 from .dream_reply import reply_text, validate_reply
 

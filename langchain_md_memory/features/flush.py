@@ -41,9 +41,9 @@ from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
 from ..errors import MemoryPathError, MemoryStoreError
-from ..facts import fact_lines, normalize_fact, provenance_label, strip_annotations
+from ..files.facts import fact_lines, normalize_fact, provenance_label, strip_annotations
 from ..prompts import DEFAULT_PROMPTS, MEMORY_FLUSH_TOKEN
-from ..secrets import scrub
+from ..text.redaction import scrub
 from ..types import MEMORY_MESSAGE_IDS
 
 if TYPE_CHECKING:

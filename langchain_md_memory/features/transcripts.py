@@ -36,7 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from ..errors import MemoryInputError
 from ..files.paths import SESSIONS_DIR
-from ..secrets import DEFAULT_SECRET_ARG_NAMES, DEFAULT_SECRET_PATTERNS, REDACTED, Redactor
+from ..text.redaction import DEFAULT_SECRET_ARG_NAMES, DEFAULT_SECRET_PATTERNS, REDACTED, Redactor
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig

@@ -32,11 +32,10 @@ import re
 from dataclasses import dataclass
 from itertools import accumulate
 
-from ..facts import hidden_lines
-
 # One CJK definition for the whole package, so chunk budgets match estimate_tokens exactly.
 from ..text import CJK_CHAR_RE, TERMS_VERSION, estimate_tokens, script_group
 from ..types import Chunk
+from .facts import hidden_lines
 
 __all__ = ["CHUNKER_VERSION", "chunk_markdown", "chunking_signature"]
 
@@ -296,7 +295,7 @@ def chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_tokens: int = 
     (each piece is its own chunk on that line). Chunks holding nothing but
     headings, blank lines or template scaffolding (``-``, ``- [ ]``, ``TODO``,
     ``<!-- ... -->``, ``---``) are dropped. Superseded text (a ``## History`` section and
-    struck-through ``~~...~~`` lines, see :mod:`langchain_md_memory.facts`) is blanked: it is
+    struck-through ``~~...~~`` lines, see :mod:`langchain_md_memory.files.facts`) is blanked: it is
     never indexed, and line numbers still match the file. A chunk shorter than half of
     ``context_tokens`` and a quarter of ``chunk_tokens`` (short because a heading cut it, not
     because small chunks were asked for) gets up to ``context_tokens`` of its neighbouring

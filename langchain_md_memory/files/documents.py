@@ -25,7 +25,9 @@ from pathlib import PurePath, PurePosixPath
 
 from ..config import MemoryConfig
 from ..errors import MemoryInputError, MemoryPathError, check_write_size
-from ..facts import (
+from ..text.redaction import WriteRedactor
+from .base import DocumentStore, JobLock
+from .facts import (
     FactLine,
     before_history,
     expired,
@@ -39,8 +41,6 @@ from ..facts import (
     with_expiry,
     with_provenance,
 )
-from ..redaction import WriteRedactor
-from .base import DocumentStore, JobLock
 from .paths import SESSIONS_DIR, is_managed_file, is_memory_file
 
 __all__ = ["Documents", "Remembered"]
@@ -126,7 +126,7 @@ class Documents:
         Secrets are redacted first. With ``dedup`` on, each fact line equal (after normalising) or
         near-equal (``dedup_threshold``) to a live, unexpired fact of the target file
         (``dedup="memory"``: of any memory file but session logs) is left out and reported with
-        where it stands. ``source`` (see :func:`~langchain_md_memory.facts.provenance_label`) ends
+        where it stands. ``source`` (see :func:`~langchain_md_memory.files.facts.provenance_label`) ends
         each written fact as a ``<!-- src: ... -->`` comment, ``expires`` (the last day the facts
         hold, ``YYYY-MM-DD``, today or later) as ``<!-- expires: ... -->``; ``heading`` is written
         above the facts, only when some are. ``section`` (``"## Doctors"`` or a bare title) files

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from ..config import MemoryConfig
 from ..errors import MemoryStoreError, check_write_size
-from ..redaction import WriteRedactor
+from ..text.redaction import WriteRedactor
 from .atomic import atomic_output
 from .base import DocumentStore
 from .paths import STATE_DIR

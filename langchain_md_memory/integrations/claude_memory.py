@@ -39,7 +39,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
-from ..facts import provenance_label, with_provenance
+from ..files.facts import provenance_label, with_provenance
 
 if TYPE_CHECKING:
     from ..memory import MarkdownMemory

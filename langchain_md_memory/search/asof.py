@@ -2,7 +2,7 @@
 
 The Markdown already records when a fact was true. A live line holds from the day it was written (the
 newest day of its ``<!-- src: ... -->`` comment, else its daily log's date; undated evergreen text:
-since always) and is still open. A line :func:`~langchain_md_memory.facts.supersede_in` struck under
+since always) and is still open. A line :func:`~langchain_md_memory.files.facts.supersede_in` struck under
 ``## History`` (``- ~~old~~ (superseded 2026-03-01)``) held from its own provenance day until the day it
 was superseded, that day excluded. Struck lines are kept out of the index, so ordinary search never
 returns them; an as-of search reads them here (:func:`past_facts`) and ranks those valid on the day
@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..facts import parse_provenance, provenance_day, strip_annotations
+from ..files.facts import parse_provenance, provenance_day, strip_annotations
 from ..files.paths import daily_date, file_kind
 from ..types import MemorySearchResult
 from .periods import Period, named_period

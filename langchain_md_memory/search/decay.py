@@ -30,7 +30,7 @@ import math
 from collections.abc import Iterable
 
 from ..errors import MemoryInputError
-from ..facts import provenance_day
+from ..files.facts import provenance_day
 from ..files.paths import daily_date
 from ..types import MemorySearchResult
 from .merge import sort_hits

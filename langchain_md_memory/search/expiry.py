@@ -20,7 +20,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 
-from ..facts import expired, normalize_fact
+from ..files.facts import expired, normalize_fact
 from ..types import ChunkRecord
 from .pipeline import Recall
 

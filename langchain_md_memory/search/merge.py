@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import MemoryInputError
-from ..facts import parse_provenance
+from ..files.facts import parse_provenance
 from ..types import ChunkRecord, MemorySearchResult, Source
 from .fusion import FusionFunction, weighted_fusion
 

@@ -86,7 +86,7 @@ CROSSED_WEIGHT = 0.7
 
 Translations = Mapping[str, Sequence[tuple[str, ...]]]
 """Query term → the terms of each of its translations the memory holds (a translation is held
-by a text holding all of its terms); see :mod:`langchain_md_memory.crosslingual`."""
+by a text holding all of its terms); see :mod:`langchain_md_memory.text.crosslingual`."""
 
 
 def keyword_coverage(terms: Sequence[str], text: str, weights: Mapping[str, float] | None = None,

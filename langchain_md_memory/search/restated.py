@@ -3,7 +3,7 @@
 ``supersede`` strikes the old fact under its file's ``## History`` (never indexed), but a daily
 log or session written before that day may still say the old thing ("on-call moves to a biweekly
 rotation"), and nothing in the log itself says it is out of date. Given the facts superseded in
-the files of the hits (:func:`~langchain_md_memory.facts.superseded_statements`), a hit dated
+the files of the hits (:func:`~langchain_md_memory.files.facts.superseded_statements`), a hit dated
 before the day a fact was superseded gives its place to the hit that replaced it and follows it (the
 others keep their order, MMR's included) when it:
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from ..facts import provenance_day
+from ..files.facts import provenance_day
 from ..text import query_terms, token_set
 from ..types import MemorySearchResult
 from .decay import hit_day, lifted_to, placed_below

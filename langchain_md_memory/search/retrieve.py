@@ -19,11 +19,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..config import MemoryConfig
-from ..crosslingual import bundled_dictionary, gloss_heads
 from ..index.keyword import MAX_QUERY_TERMS
-from ..secrets import scrub
-from ..stopwords import is_stop_term
 from ..text import CJK_CHAR_RE, query_term_forms, query_terms
+from ..text.crosslingual import bundled_dictionary, gloss_heads
+from ..text.redaction import scrub
+from ..text.stopwords import is_stop_term
 from ..types import ChunkRecord
 from .pipeline import Recall
 from .relevance import CROSSED_WEIGHT
@@ -106,7 +106,7 @@ def query_vector(embedder: QueryEmbedder | None, query: str,
 def _alternatives(target: str) -> list[tuple[str, ...]]:
     """How a note can hold one translation: every bigram of a Chinese word; the one or two words
     each part of an English gloss names its thing with
-    (:func:`~langchain_md_memory.crosslingual.gloss_heads`), or the last of two ("younger sister")."""
+    (:func:`~langchain_md_memory.text.crosslingual.gloss_heads`), or the last of two ("younger sister")."""
     if CJK_CHAR_RE.search(target):
         terms = tuple(t for t in query_terms(target) if not is_stop_term(t))
         return [terms] if terms else []
@@ -122,7 +122,7 @@ def translated(
 ) -> tuple[dict[str, tuple[tuple[str, ...], ...]], dict[str, float], list[tuple[ChunkRecord, float]]]:
     """The query terms' translations the memory holds, their terms' idf, and keyword recall with them.
 
-    See :mod:`langchain_md_memory.crosslingual`. Costs one document-frequency read of the
+    See :mod:`langchain_md_memory.text.crosslingual`. Costs one document-frequency read of the
     candidates' terms and, when the memory holds some, one more keyword search. Nothing
     when the dictionary is not installed or the memory holds no translation.
     """
@@ -159,7 +159,7 @@ def unseamed(index: CandidateSource, query: str, weights: dict[str, float]) -> d
 
     Every two characters of a Chinese run are a term, so ``我现在房租是多少`` asks for 在房 and
     租是 too; no note holds them, they weigh as the rarest terms, and a note holding 现在 and 房租
-    could not reach full coverage. The dictionary (:meth:`~langchain_md_memory.crosslingual.
+    could not reach full coverage. The dictionary (:meth:`~langchain_md_memory.text.crosslingual.
     Dictionary.seams`) says which bigrams straddle two words. One beside a lone content
     character keeps its weight when a note holds it: 教育金 is no dictionary word, and a note
     saying 教育金 holds 育金. Costs one document-frequency read, only then. A question without

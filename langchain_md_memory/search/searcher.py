@@ -26,12 +26,12 @@ from typing import Any
 from ..config import MemoryConfig
 from ..embeddings import EmbeddingClient
 from ..errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryStoreError, check_query_size
-from ..facts import superseded_statements
 from ..files.base import DocumentStore
+from ..files.facts import superseded_statements
 from ..index.schema import index_error
-from ..secrets import scrub
 from ..sync.embedding import cosines
 from ..sync.indexer import Indexer, index_identity
+from ..text.redaction import scrub
 from ..types import ChunkRecord, MemorySearchResult
 from .expiry import drop_expired
 from .history import answer_as_of, asked_period

@@ -19,7 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..facts import strip_annotations
+from ..files.facts import strip_annotations
 from ..index.base import SearchIndex
 
 __all__ = ["FLUSH_S", "EmbedOutcome", "Embedder", "embed_cached", "embed_missing", "embed_text"]

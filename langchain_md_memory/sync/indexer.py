@@ -20,15 +20,15 @@ from dataclasses import dataclass, replace
 from ..config import MemoryConfig
 from ..embeddings.client import INDEX_TOKENIZER_VERSION
 from ..errors import IndexDamagedError, MemoryIndexError, MemoryStoreError
-from ..facts import strip_annotations
 from ..files.base import DocumentStore
 from ..files.chunker import CHUNKER_VERSION, chunk_markdown, chunking_signature
+from ..files.facts import strip_annotations
 from ..files.paths import file_kind
 from ..index.base import IndexOwner, SearchIndex
 from ..index.handle import IndexHandle
 from ..index.rows import ChunkRow, FileState
-from ..secrets import scrub
 from ..text import index_terms
+from ..text.redaction import scrub
 from ..types import ChunkRecord, ProgressCallback, ProgressEvent
 from .batches import WriteBatches
 from .embedding import Embedder, embed_missing, embed_text

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..embeddings import EmbeddingClient
-from ..secrets import scrub
+from ..text.redaction import scrub
 from .indexer import Indexer, index_identity
 from .watcher import MemoryWatcher
 

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from ..errors import MemoryIndexError, MemoryStoreError
 from ..files.chunker import chunk_markdown
 from ..index.schema import index_error
-from ..secrets import scrub
+from ..text.redaction import scrub
 from ..types import ProgressCallback, ProgressEvent
 from .indexer import Indexer
 

@@ -85,7 +85,7 @@ def test_a_real_key_in_an_error_is_still_redacted(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(commands.MarkdownMemory, "search_detailed", leaky)
     code, _, err = run("--dir", str(tmp_path), "--embeddings", "none", "search", "x")
     assert code == 2
-    assert "sk-abcdefghij" not in err and "api_key=[redacted: secret]; pass api_key=... instead" in err
+    assert "sk-abcdefghij" not in err and "api_key=[redacted: api key]; pass api_key=... instead" in err
 
 
 def test_a_missing_folder_names_dir_and_init(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.features.flush import FLUSH_HEADING
+from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
 
 ROOT = Path(__file__).resolve().parents[2]

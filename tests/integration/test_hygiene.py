@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig, create_memory_tools
-from langchain_md_memory.facts import expired
+from langchain_md_memory.files.facts import expired
 from langchain_md_memory.files.paths import daily_file_name
 
 API_KEY = "sk-proj-Zq8xW3vL0pR7tY2uI9oK4mN6"

@@ -16,8 +16,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from langchain_md_memory import MarkdownMemoryMiddleware
-from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.features.flush import FLUSH_HEADING, MEMORY_FLUSH_TOKEN
+from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.tools import MEMORY_TOOLS_POLICY
 from tests.support.models import FailingModel, ScriptedChatModel

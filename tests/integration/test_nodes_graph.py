@@ -13,8 +13,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from langchain_md_memory import DEFAULT_PROMPTS, create_memory_flush_node, create_session_context_node
-from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.features.flush import FLUSH_HEADING
+from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.nodes import (
     MemoryState,

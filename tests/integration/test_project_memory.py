@@ -6,7 +6,7 @@ import time
 import pytest
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig, MemoryPathError
-from langchain_md_memory.project import HOME_ENV, project_id
+from langchain_md_memory.files.projects import HOME_ENV, project_id
 from langchain_md_memory.text import estimate_tokens
 from tests.support.repos import git_repo
 

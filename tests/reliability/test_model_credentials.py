@@ -101,7 +101,7 @@ def test_a_model_error_echoing_a_key_is_scrubbed_from_result_state_and_logs(
     caplog.set_level(logging.DEBUG)
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         result = mem.dream(EchoingModel(responses=["x"]), min_sessions=1)
-        assert result.status == "error" and "[redacted: secret]" in result.reason
+        assert result.status == "error" and "[redacted: api key]" in result.reason
         assert SECRET not in result.reason
         assert SECRET not in json.dumps(mem.state.get("dream_last_result"))
         assert SECRET not in json.dumps(mem.status(), default=str)

@@ -18,7 +18,7 @@ from itertools import accumulate
 
 import snowballstemmer
 
-from langchain_md_memory.facts import HISTORY_TITLES
+from langchain_md_memory.files.facts import HISTORY_TITLES
 from langchain_md_memory.text import CJK_CHAR_RE, estimate_tokens, normalize_text, script_group
 from langchain_md_memory.types import Chunk
 
@@ -304,7 +304,7 @@ def reference_chunk_markdown(text: str, *, chunk_tokens: int = 400, overlap_toke
     (each piece is its own chunk on that line). Chunks holding nothing but
     headings, blank lines or template scaffolding (``-``, ``- [ ]``, ``TODO``,
     ``<!-- ... -->``, ``---``) are dropped. Superseded text (a ``## History`` section and
-    struck-through ``~~...~~`` lines, see :mod:`langchain_md_memory.facts`) is blanked: it is
+    struck-through ``~~...~~`` lines, see :mod:`langchain_md_memory.files.facts`) is blanked: it is
     never indexed, and line numbers still match the file. A chunk shorter than half of
     ``context_tokens`` and a quarter of ``chunk_tokens`` (short because a heading cut it, not
     because small chunks were asked for) gets up to ``context_tokens`` of its neighbouring

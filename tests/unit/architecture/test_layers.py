@@ -23,13 +23,13 @@ ROOT = Path(langchain_md_memory.__file__).parent
 # search.searcher) and the features and integrations it hands itself to; the CLI drives it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "types"),
-    ("config", "text", "secrets", "stopwords", "crosslingual", "prompts", "redaction", "facts"),
+    ("config", "text", "prompts"),
     ("files",),
     ("index", "postgres"),  # postgres: the second backend of the two seams (documents and index)
     ("embeddings",),
     ("sync",),
     ("search",),
-    ("aio", "project"),
+    ("aio",),
     ("features",),
     ("integrations",),
     ("memory",),

@@ -9,7 +9,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.utils import count_tokens_approximately
 
 from langchain_md_memory import FINANCE_PROMPTS, create_memory_flush_node
-from langchain_md_memory.facts import strip_annotations
 from langchain_md_memory.features.flush import (
     FLUSH_HEADING,
     MEMORY_FLUSH_PROMPT,
@@ -20,6 +19,7 @@ from langchain_md_memory.features.flush import (
     parse_flush_reply,
     run_memory_flush,
 )
+from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.prompt_context import RECALL_ID, SESSION_CONTEXT_ID
 from tests.support.models import FailingModel, RecordingModel

@@ -8,8 +8,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_md_memory.facts import hidden_lines
 from langchain_md_memory.files.chunker import CHUNKER_VERSION, chunk_markdown
+from langchain_md_memory.files.facts import hidden_lines
 from langchain_md_memory.text import estimate_tokens
 
 DOC = """# Goals

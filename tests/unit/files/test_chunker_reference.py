@@ -11,10 +11,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_md_memory.facts import hidden_lines, strip_annotations
 from langchain_md_memory.files.chunker import _SCAFFOLD_RE, _is_scaffold, chunk_markdown
-from langchain_md_memory.stopwords import content_terms
+from langchain_md_memory.files.facts import hidden_lines, strip_annotations
 from langchain_md_memory.text import index_terms, query_terms, token_set
+from langchain_md_memory.text.stopwords import content_terms
 from tests.support.reference_chunking import (
     reference_chunk_markdown,
     reference_hidden_lines,

@@ -13,7 +13,7 @@ from langchain_md_memory import (
     MemoryIndexError,
     create_memory_tools,
 )
-from langchain_md_memory.facts import strip_annotations
+from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.tools import MemorySearchInput, MemoryUpdateInput
 

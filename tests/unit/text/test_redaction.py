@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_md_memory.redaction import WriteRedactor, card_number_like, luhn_valid
+from langchain_md_memory.text.redaction import WriteRedactor, card_number_like, luhn_valid
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_md_memory.project import (
+from langchain_md_memory.files.projects import (
     DEFAULT_HOME,
     HOME_ENV,
     layered_context,

@@ -16,7 +16,7 @@ The package keeps its hygiene in the Markdown itself, where a person can read an
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.facts import normalize_fact, parse_provenance, same_fact
+        from langchain_md_memory.files.facts import normalize_fact, parse_provenance, same_fact
 
         assert normalize_fact("- [ ] Prefers  TEA. <!-- src: thread=t1 -->") == "prefers tea"
         assert same_fact("* prefers tea", "Prefers tea!")
@@ -32,8 +32,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .errors import MemoryInputError
-from .text import normalize_text, token_set
+from ..errors import MemoryInputError
+from ..text import normalize_text, token_set
 
 __all__ = [
     "FactLine",

@@ -69,7 +69,7 @@ def test_the_ascii_fast_path_gives_the_terms_of_the_general_path():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from langchain_md_memory import text
+    from langchain_md_memory.text import tokens as text
 
     @settings(max_examples=300, deadline=None)
     @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))

@@ -7,7 +7,7 @@ it") keeps them, so it still finds what matches it.
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.stopwords import content_terms
+        from langchain_md_memory.text.stopwords import content_terms
 
         assert content_terms(["what", "did", "i", "say", "about", "nvda"]) == ["say", "nvda"]
         assert content_terms(["what", "is", "it"]) == ["what", "is", "it"]

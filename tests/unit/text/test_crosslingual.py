@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langchain_md_memory.crosslingual import Dictionary, bundled_dictionary
+from langchain_md_memory.text.crosslingual import Dictionary, bundled_dictionary
 
 LINES = [
     "# CC-CEDICT",
@@ -43,7 +43,7 @@ def test_the_bundled_dictionary_is_cc_cedict() -> None:
 
 
 def test_a_gloss_names_its_thing_with_one_or_two_words() -> None:
-    from langchain_md_memory.crosslingual import gloss_heads
+    from langchain_md_memory.text.crosslingual import gloss_heads
 
     assert gloss_heads("father; dad") == [["father"], ["dad"]]
     assert gloss_heads("younger sister") == [["younger", "sister"]]
@@ -89,7 +89,7 @@ def test_one_english_word_finds_what_the_whole_reverse_index_holds() -> None:
 def test_english_lookups_on_cc_cedict_match_the_reverse_index_without_building_it() -> None:
     import random
 
-    from langchain_md_memory.crosslingual import _load
+    from langchain_md_memory.text.crosslingual import _load
 
     cedict = _load.__wrapped__()  # a copy of its own, not the process's shared dictionary
     assert cedict is not None

@@ -16,7 +16,7 @@ up in the glosses' text on its own (a few milliseconds), never by building the w
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.crosslingual import Dictionary
+        from langchain_md_memory.text.crosslingual import Dictionary
 
         cedict = Dictionary(["爸爸 爸爸 [ba4 ba5] /(coll.) father; dad/"])
         assert cedict.translations("when is my dad's birthday?") == {"dad": ["爸爸"]}

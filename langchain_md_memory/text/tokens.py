@@ -171,7 +171,7 @@ def query_terms(query: str) -> list[str]:
 
     A one-character CJK run yields that character. Stop words (``what``,
     ``the``, ``我们``) are dropped unless nothing else is left: see
-    :mod:`langchain_md_memory.stopwords`. Words are stemmed after that
+    :mod:`langchain_md_memory.text.stopwords`. Words are stemmed after that
     (``does`` is a stop word, its stem ``doe`` would not be).
     """
     return list(dict.fromkeys(_stemmed(content_terms(_tokens(query, unigrams=False)))))

@@ -5,7 +5,8 @@ import datetime as dt
 import pytest
 
 from langchain_md_memory.errors import MemoryInputError
-from langchain_md_memory.facts import (
+from langchain_md_memory.files.chunker import chunk_markdown
+from langchain_md_memory.files.facts import (
     expire_in,
     expired,
     expiry_date,
@@ -20,7 +21,6 @@ from langchain_md_memory.facts import (
     with_expiry,
     with_provenance,
 )
-from langchain_md_memory.files.chunker import chunk_markdown
 
 DAY = dt.date(2026, 12, 3)
 

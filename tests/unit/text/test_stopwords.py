@@ -1,4 +1,4 @@
-from langchain_md_memory.stopwords import content_terms, is_stop_term
+from langchain_md_memory.text.stopwords import content_terms, is_stop_term
 
 
 def test_english_function_words_are_stop_terms_and_content_words_are_not():

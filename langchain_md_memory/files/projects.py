@@ -17,7 +17,7 @@ can never have that prefix (``~`` is refused by the path guard and never indexed
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.project import normalize_remote, project_id
+        from langchain_md_memory.files.projects import normalize_remote, project_id
 
         assert normalize_remote("git@github.com:Org/Repo.git") == "org/repo"
         pid = project_id(".")  # e.g. "org-repo-1a2b3c4d"
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from .text import estimate_tokens
+from ..text import estimate_tokens
 
 __all__ = [
     "DEFAULT_HOME",
