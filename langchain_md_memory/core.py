@@ -20,7 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -44,7 +43,6 @@ from .files.state import StateFile
 from .files.store import MarkdownStore
 from .index.base import Backend, IndexOwner, SearchIndex
 from .index.handle import IndexHandle
-from .index.schema import index_error
 from .search.expiry import drop_expired
 from .search.pipeline import RankedResults, Recall, rank
 from .search.restated import restated_below_successors, successor_paths
@@ -240,9 +238,7 @@ class MemoryCore(AsyncMemoryMethods):
         used = self.indexer.index
         try:
             return retrieve(used, query, pool, cfg, vector, degraded)
-        # Damage met while a lazy cursor is read arrives as a bare sqlite3.Error.
-        except (MemoryIndexError, sqlite3.Error) as exc:
-            error = index_error(exc, f"index {used.path}") if isinstance(exc, sqlite3.Error) else exc
+        except MemoryIndexError as error:
             with self.indexer.handle.lock:  # a rebuild in progress holds it until the new index is in
                 swapped = self.indexer.index is not used
             if not swapped:  # swapped: another thread rebuilt it under this search; just ask again
@@ -260,7 +256,7 @@ class MemoryCore(AsyncMemoryMethods):
     def _ensure_synced(self) -> None:
         try:
             self.indexer.sync_if_needed()
-        except (MemoryIndexError, sqlite3.Error) as exc:
+        except MemoryIndexError as exc:
             # e.g. a full disk: the Markdown is safe, the index lags; the next sync catches up.
             self._sync_error = scrub(exc).replace(self.location + os.sep, "")
             self.mark_changed()

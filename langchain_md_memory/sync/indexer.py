@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -275,7 +274,7 @@ class Indexer:
     def _load_warnings(self) -> dict[str, str]:
         try:
             stored = json.loads(self.index.get_meta("file_warnings") or "{}")
-        except (ValueError, MemoryStoreError, sqlite3.Error):  # a damaged index is healed elsewhere
+        except (ValueError, MemoryStoreError):  # a damaged index is healed elsewhere
             return {}
         return {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
 
