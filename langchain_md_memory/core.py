@@ -94,7 +94,6 @@ class MemoryCore(AsyncMemoryMethods):
                                    max_name_bytes=config.max_name_bytes)
             folder.sweep_temp_files()
             handle: IndexOwner = IndexHandle(folder.root / INDEX_FILE, vector_dtype=config.vector_dtype)
-            handle.sweep_rebuild_files()
             self.location = str(folder.root)
             """Where the memory lives: its folder, or ``postgresql://host/db#tenant``."""
             self.store: DocumentStore = folder
