@@ -84,13 +84,15 @@ class IndexConnection:
     def read_snapshot(self) -> Iterator[None]:
         """Run several reads in one read transaction (one WAL snapshot), holding the lock throughout."""
         with self.lock:
-            if self._conn.in_transaction:
-                yield
-                return
             try:
-                self._conn.execute("BEGIN")  # deferred: takes no lock; the first read pins the snapshot
+                joined = self._conn.in_transaction  # a closed connection (a swapped-out index) raises here
+                if not joined:
+                    self._conn.execute("BEGIN")  # deferred: takes no lock; the first read pins the snapshot
             except sqlite3.Error as exc:
                 raise index_error(exc, f"cannot read index {self.path}") from exc
+            if joined:
+                yield
+                return
             try:
                 yield
             finally:

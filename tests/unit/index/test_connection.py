@@ -62,3 +62,20 @@ def test_an_error_in_a_nested_write_is_translated_before_it_reaches_the_outer_bl
             raise
     assert len(seen) == 1 and isinstance(seen[0], MemoryIndexError)
     db.close()
+
+
+
+@pytest.mark.parametrize("use", ["query", "stream", "read_snapshot", "write"])
+def test_every_use_of_a_closed_connection_is_an_index_error(tmp_path: Path, use: str) -> None:
+    # A reader may still hold an index that a rebuild swapped out and closed: it must learn so as an
+    # index error (the facade then asks the new index), never as sqlite3's ProgrammingError.
+    db = _open(tmp_path / "index.sqlite")
+    db.close()
+    with pytest.raises(MemoryIndexError):
+        if use == "query":
+            db.query("SELECT 1")
+        elif use == "stream":
+            list(db.stream("SELECT 1"))
+        else:
+            with db.read_snapshot() if use == "read_snapshot" else db.write():
+                pass
