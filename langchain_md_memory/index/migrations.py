@@ -13,6 +13,8 @@ so two shapes would share one version number. A change of schema is a new step a
 The index is derived data: a database this package cannot migrate (a newer package's version,
 an unknown one, a database that is not an index) is not an error but rebuilt from the
 Markdown by :func:`~langchain_md_memory.index.schema.connect`, which says why in the log.
+A table of the current schema that damage removed is created again, empty, on open
+(:func:`restore_missing`): what it held is re-indexed, the rest of the file kept.
 
 Example:
     .. code-block:: python
@@ -26,12 +28,14 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 from collections.abc import Callable
 from typing import TypeAlias
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaMismatch", "Step", "migrate", "recorded_version"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaMismatch", "Step", "migrate", "recorded_version",
+           "restore_missing"]
 
 logger = logging.getLogger(__name__)
 
@@ -171,3 +175,40 @@ def migrate(conn: sqlite3.Connection) -> int:
     conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
     return found
+
+
+def restore_missing(conn: sqlite3.Connection) -> list[str]:
+    """Create again, empty, each table or index of the current schema that the index lacks; returns them.
+
+    Only damage removes one (a table dropped behind the package's back). Everything in the index is
+    derived, so an empty table is a consistent start: the open's consistency check then re-indexes
+    what the lost table held (see ``repair_if_inconsistent``), and the embedding cache is kept unless
+    it was the table lost. The caller holds a write transaction.
+    """
+    present = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
+    restored = []
+    for name, sql in _current_schema():
+        if name not in present:
+            conn.execute(sql)
+            restored.append(name)
+    if restored:
+        logger.warning("index: %s missing; created again, empty", ", ".join(restored))
+    return restored
+
+
+@functools.cache
+def _current_schema() -> tuple[tuple[str, str], ...]:
+    """``(name, CREATE statement)`` of each table and index a new index has, in creation order.
+
+    Read from a new in-memory index, so it is the list's own result. Virtual tables create their
+    shadow tables themselves: those are left out.
+    """
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn)
+        sql = "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
+        rows: list[tuple[str, str]] = conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+    virtual = [name for name, sql in rows if sql.upper().startswith("CREATE VIRTUAL TABLE")]
+    return tuple((name, sql) for name, sql in rows if not any(name.startswith(f"{v}_") for v in virtual))

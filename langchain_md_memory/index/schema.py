@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import IndexBusyError, IndexDamagedError, MemoryIndexError
-from .migrations import SCHEMA_VERSION, SchemaMismatch, migrate, recorded_version
+from .migrations import SCHEMA_VERSION, SchemaMismatch, migrate, recorded_version, restore_missing
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -167,6 +167,7 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         with _transaction(conn):
             migrate(conn)  # reads the version again under the write lock: another opener may have migrated
+            restore_missing(conn)
             # A foreign database with our table names but other columns fails here (and is rebuilt).
             conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embed_hash, c.context, c.script, c.n_terms, "
                          "c.has_vector, c.access_count FROM chunks c LIMIT 1").fetchall()

@@ -160,3 +160,22 @@ def test_shipped_migrations_are_never_edited_only_appended_to() -> None:
     # at the end of MIGRATIONS; once it ships, append its digest to SHIPPED. Never change one.
     assert len(MIGRATIONS) >= len(SHIPPED)
     assert tuple(_digest(step) for step in MIGRATIONS[: len(SHIPPED)]) == SHIPPED
+
+
+def test_a_table_dropped_behind_our_back_is_created_again_and_the_log_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "index.sqlite"
+    conn = connect(str(path), 1000)
+    conn.execute("INSERT INTO embedding_cache VALUES ('h', 'f', 1, x'00000000')")
+    conn.execute("DROP TABLE chunks_fts")
+    conn.execute("DROP INDEX chunks_unembedded")
+    conn.close()
+    conn = connect(str(path), 1000)
+    fresh = connect(str(tmp_path / "fresh.sqlite"), 1000)
+    assert _shape(conn) == _shape(fresh)
+    assert conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] == 1  # not rebuilt: kept
+    conn.close()
+    fresh.close()
+    assert any("chunks_fts, chunks_unembedded missing; created again" in r.getMessage()
+               for r in caplog.records if r.levelno == logging.WARNING)
