@@ -18,9 +18,9 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,8 @@ from ..types import ChunkRecord, FileKind
 from .rows import ChunkRow, FileState
 
 __all__ = ["Backend", "IndexOwner", "SearchIndex", "VectorCache"]
+
+T = TypeVar("T")
 
 
 class VectorCache(Protocol):
@@ -185,8 +187,14 @@ class IndexOwner(Protocol):
         """Answer from a new in-memory index from now on; returns it."""
         ...
 
-    def sweep_rebuild_files(self) -> int:
-        """Delete what interrupted rebuilds left; returns how many."""
+    def rebuild(self, build: Callable[[IndexOwner], T]) -> T:
+        """Rebuild the index the way this backend does; returns what ``build`` returned.
+
+        ``build`` fills, from the Markdown, the index of the owner it is given: a new one beside the
+        current index, put in place once ``build`` returns (a SQLite file, swapped in atomically), or
+        this very owner, whose index is rebuilt in place (PostgreSQL: each file's rows replaced).
+        Readers never see it empty: they keep the old index, or each file's old rows, until the new is in.
+        """
         ...
 
     def close(self) -> None:

@@ -2,8 +2,9 @@
 
 Tools run on worker threads and retrievers in executors, so the connection is
 opened with ``check_same_thread=False`` and every use holds one lock (as
-langgraph's ``SqliteStore`` does). Errors come out classified (see
-:func:`schema.index_error`).
+langgraph's ``SqliteStore`` does). This is the index's boundary for errors: every SQLite error met
+here, while a query starts, while its rows are read or inside a write, comes out as the package's
+:class:`~langchain_md_memory.errors.MemoryIndexError` family (see :func:`schema.index_error`).
 
 Example:
     .. code-block:: python
@@ -69,10 +70,13 @@ class IndexConnection:
             except sqlite3.Error as exc:
                 raise index_error(exc, f"index query failed on {self.path}") from exc
 
-    def stream(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-        """A lazy cursor for a large read; the caller holds ``lock`` until it is consumed."""
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[Any]:
+        """The rows of a large read, one at a time; the caller holds ``lock`` until they are consumed.
+
+        Damage can surface on any row, not only when the query starts: it comes out classified too.
+        """
         try:
-            return retry_busy(lambda: self._conn.execute(sql, params))
+            yield from retry_busy(lambda: self._conn.execute(sql, params))
         except sqlite3.Error as exc:
             raise index_error(exc, f"index query failed on {self.path}") from exc
 
@@ -80,13 +84,15 @@ class IndexConnection:
     def read_snapshot(self) -> Iterator[None]:
         """Run several reads in one read transaction (one WAL snapshot), holding the lock throughout."""
         with self.lock:
-            if self._conn.in_transaction:
-                yield
-                return
             try:
-                self._conn.execute("BEGIN")  # deferred: takes no lock; the first read pins the snapshot
+                joined = self._conn.in_transaction  # a closed connection (a swapped-out index) raises here
+                if not joined:
+                    self._conn.execute("BEGIN")  # deferred: takes no lock; the first read pins the snapshot
             except sqlite3.Error as exc:
                 raise index_error(exc, f"cannot read index {self.path}") from exc
+            if joined:
+                yield
+                return
             try:
                 yield
             finally:
@@ -95,12 +101,18 @@ class IndexConnection:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE``); nested uses join the outer one."""
+        """One write transaction (``BEGIN IMMEDIATE``); nested uses join the outer one.
+
+        A SQLite error raised in the block (a full disk, a damaged page, a trigger's refusal) leaves
+        it classified, so nothing above the index catches ``sqlite3`` errors.
+        """
         with self.lock:
             if self._write_depth:  # inside writing(): the outer block commits or rolls back
                 self._write_depth += 1
                 try:
                     yield self._conn
+                except sqlite3.Error as exc:
+                    raise index_error(exc, f"cannot write index {self.path}") from exc
                 finally:
                     self._write_depth -= 1
                 return
@@ -111,9 +123,11 @@ class IndexConnection:
             self._write_depth = 1
             try:
                 yield self._conn
-            except BaseException:
+            except BaseException as exc:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise index_error(exc, f"cannot write index {self.path}") from exc
                 raise
             else:
                 try:

@@ -31,5 +31,4 @@ def open_folder(memory_dir: str | os.PathLike[str], config: MemoryConfig, *,
                            max_name_bytes=config.max_name_bytes)
     folder.sweep_temp_files()
     handle = IndexHandle(folder.root / INDEX_FILE, vector_dtype=config.vector_dtype)
-    handle.sweep_rebuild_files()
     return Backend(folder, handle, StateFile(folder), str(folder.root), folder_error="")

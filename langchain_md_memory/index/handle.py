@@ -17,10 +17,13 @@ import contextlib
 import logging
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import MemoryIndexError
 from ..files.locks import pid_alive
+from .base import IndexOwner
 from .schema import remove_index_files
 from .sqlite import MemoryIndex
 from .vectors import VectorDtype
@@ -34,6 +37,8 @@ IN_MEMORY = ":memory:"
 
 _REBUILD_SUFFIX = ".rebuild-"
 
+T = TypeVar("T")
+
 
 class IndexHandle:
     """Holds the index in use; only it replaces that index.
@@ -41,7 +46,8 @@ class IndexHandle:
     Args:
         path: the index file, or :data:`IN_MEMORY`. When the file cannot be
             used (read-only folder, locked by another process), an in-memory
-            index takes its place and :attr:`fallback` says why.
+            index takes its place and :attr:`fallback` says why. What killed
+            rebuilds left beside it goes (see :meth:`sweep_rebuild_files`).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, vector_dtype: VectorDtype = "float32") -> None:
@@ -53,6 +59,7 @@ class IndexHandle:
         self.lock = threading.RLock()
         """Held while the index is swapped; hold it to keep the current index in place."""
         self._index = self._open()
+        self.sweep_rebuild_files()
 
     @classmethod
     def of(cls, index: MemoryIndex) -> IndexHandle:
@@ -91,6 +98,23 @@ class IndexHandle:
         fresh = MemoryIndex.open(f"{self.path}{_REBUILD_SUFFIX}{os.getpid()}", vector_dtype=self.vector_dtype)
         fresh.cache.adopt(self.path)
         return fresh
+
+    def rebuild(self, build: Callable[[IndexOwner], T]) -> T:
+        """``build`` fills a fresh index beside this one (:meth:`open_fresh`), then it is swapped in.
+
+        Readers keep the current index until the new one is complete. A build that fails leaves the
+        current index in place and no rebuild file behind.
+        """
+        fresh = self.open_fresh()
+        try:
+            result = build(IndexHandle.of(fresh))
+        except BaseException:
+            fresh.close()
+            if fresh.path != IN_MEMORY:
+                remove_index_files(fresh.path)
+            raise
+        self.swap_in(fresh)
+        return result
 
     def swap_in(self, fresh: MemoryIndex) -> None:
         """Put ``fresh`` (from :meth:`open_fresh`) in place of the current index, atomically on disk.

@@ -1,8 +1,9 @@
-"""The index file's schema, how it is opened, and what its errors mean.
+"""How the index file is opened, the SQL its readers share, and what its errors mean.
 
-Opening checks the schema version and the tables: a file that is not a SQLite
-database, is corrupt, foreign, or of another schema version is deleted and
-created afresh (the Markdown is the source of truth). SQLite errors are
+Opening applies the schema migrations the file lacks (see :mod:`.migrations`) and
+checks the tables: a file that is not a SQLite database, is corrupt, foreign, or
+of a schema version this package cannot migrate is deleted and created afresh
+(the Markdown is the source of truth), with a warning that says why. SQLite errors are
 classified here, once, by their result code: :class:`IndexBusyError` (another
 process holds it, or it cannot be opened for writing: leave the file alone)
 or :class:`IndexDamagedError` (rebuild it from the Markdown).
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import IndexBusyError, IndexDamagedError, MemoryIndexError
+from .migrations import SCHEMA_VERSION, SchemaMismatch, migrate, recorded_version, restore_missing
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -45,49 +47,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = "2"
 PAGE_SIZE = 16_384
 """The page size of a new index file (an existing one keeps its own until rebuilt)."""
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    hash TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    indexed_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    rowid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    path TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    heading TEXT NOT NULL,
-    text TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    embed_hash TEXT NOT NULL,
-    context TEXT NOT NULL DEFAULT '',
-    script INTEGER NOT NULL DEFAULT 0,
-    file_kind TEXT NOT NULL,
-    updated_at REAL NOT NULL,
-    n_terms INTEGER NOT NULL DEFAULT 0,
-    has_vector INTEGER NOT NULL DEFAULT 0,
-    access_count INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(terms, tokenize = 'unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
-CREATE TABLE IF NOT EXISTS embedding_cache (
-    hash TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (hash, fingerprint)
-);
-"""
 
 IDENTITY = "coalesce((SELECT value FROM meta WHERE key = 'embedding_identity'), '')"
 """The index's embedding identity, in SQL (``''`` before any embedder was used)."""
@@ -154,7 +115,7 @@ def connect(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
     """
     try:
         conn = _connect_checked(target, busy_timeout_ms)
-    except (sqlite3.DatabaseError, _SchemaMismatch) as exc:
+    except (sqlite3.DatabaseError, SchemaMismatch) as exc:
         error = index_error(exc, f"cannot use index {target}") if isinstance(exc, sqlite3.Error) else None
         if target == ":memory:" or isinstance(error, IndexBusyError):
             raise error or IndexDamagedError(f"cannot create an in-memory index: {exc}") from exc
@@ -197,9 +158,7 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
     )
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        version = _schema_version(conn)
-        if version is not None and version not in (SCHEMA_VERSION, "1"):
-            raise _SchemaMismatch(f"schema version {version}, expected {SCHEMA_VERSION}")
+        recorded_version(conn)  # a foreign file, or a newer package's, is refused before anything is written
         # Only a new, empty file takes it: 16 KiB pages hold ten 1.5 KB cached vectors where 4 KiB pages
         # held two (a quarter of each page left empty), so a build writes a third less to the WAL.
         conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
@@ -207,77 +166,17 @@ def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         with _transaction(conn):
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            _add_missing_columns(conn)
-            if version == "1":
-                _vectors_into_cache(conn)
-            # The chunks waiting for a vector, found without reading the others (a sync asks each time).
-            conn.execute("CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(rowid) WHERE has_vector = 0")
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (SCHEMA_VERSION,)
-            )
-        # A foreign database with our table names but other columns fails here.
-        extra = ", ".join(f"c.{column}" for _, column, _ in _ADDED_COLUMNS)
-        conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embed_hash, {extra} FROM chunks c LIMIT 1")
-        conn.execute("SELECT path, mtime_ns, size, hash, kind, indexed_at FROM files LIMIT 1").fetchall()
-        conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
+            migrate(conn)  # reads the version again under the write lock: another opener may have migrated
+            restore_missing(conn)
+            # A foreign database with our table names but other columns fails here (and is rebuilt).
+            conn.execute(f"SELECT {CHUNK_COLUMNS}, c.embed_hash, c.context, c.script, c.n_terms, "
+                         "c.has_vector, c.access_count FROM chunks c LIMIT 1").fetchall()
+            conn.execute("SELECT path, mtime_ns, size, hash, kind, indexed_at FROM files LIMIT 1").fetchall()
+            conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
     except BaseException:
         conn.close()
         raise
     return conn
-
-
-_ADDED_COLUMNS = (
-    ("chunks", "context", "TEXT NOT NULL DEFAULT ''"),
-    ("chunks", "script", "INTEGER NOT NULL DEFAULT 0"),
-    ("chunks", "has_vector", "INTEGER NOT NULL DEFAULT 0"),
-)
-"""Columns added to schema version 1 after it shipped: an index without them gains them on open."""
-
-
-def _add_missing_columns(conn: sqlite3.Connection) -> None:
-    for table, column, declaration in _ADDED_COLUMNS:
-        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-
-
-def _vectors_into_cache(conn: sqlite3.Connection) -> None:
-    """Schema 1 kept each chunk's vector in ``chunks.embedding`` too; schema 2 reads it from the cache.
-
-    Every such vector came from the cache or went into it, but copy them anyway (a vector is
-    never lost to an upgrade), then drop the column (or empty it, where SQLite predates
-    ``DROP COLUMN``).
-    """
-    identity = conn.execute("SELECT value FROM meta WHERE key = 'embedding_identity'").fetchone()
-    if identity is not None:
-        conn.execute(
-            "INSERT OR IGNORE INTO embedding_cache(hash, fingerprint, dim, vector) "
-            "SELECT embed_hash, ?, length(embedding) / 4, embedding FROM chunks WHERE embedding IS NOT NULL",
-            (identity[0],),
-        )
-    conn.execute("UPDATE chunks SET has_vector = embedding IS NOT NULL")
-    try:
-        conn.execute("ALTER TABLE chunks DROP COLUMN embedding")
-    except sqlite3.OperationalError:
-        conn.execute("UPDATE chunks SET embedding = NULL")
-
-
-class _SchemaMismatch(Exception):
-    pass
-
-
-def _schema_version(conn: sqlite3.Connection) -> str | None:
-    has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
-    if has_meta is None:
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if tables:
-            raise _SchemaMismatch("a database without our meta table")
-        return None
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return None if row is None else str(row[0])
 
 
 @contextlib.contextmanager

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -171,7 +170,7 @@ def _search(mem: MarkdownMemory, query: str, max_results: int | None = None, as_
         raise _as_tool_error(exc) from exc
     except ValueError as exc:
         raise _as_tool_error(exc) from exc
-    except (MemoryStoreError, sqlite3.Error, OSError) as exc:
+    except (MemoryStoreError, OSError) as exc:
         logger.warning("memory_search: memory unavailable: %s", scrub(exc))
         return f"memory disabled: {_for_the_model(exc)}"
     if not ranked.hits:

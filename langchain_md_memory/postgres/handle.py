@@ -17,15 +17,19 @@ Example:
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from psycopg.types.json import Jsonb
 
 from ..errors import MemoryIndexError
+from ..index.base import IndexOwner
 from .connection import LOCK_DREAM, Conn, PostgresDatabase
 from .index import PostgresIndex
 
 __all__ = ["PostgresIndexHandle", "PostgresJobLock", "PostgresState"]
+
+T = TypeVar("T")
 
 
 class PostgresIndexHandle:
@@ -49,9 +53,9 @@ class PostgresIndexHandle:
         """Never: the index is the database's, there is no file to give up on."""
         raise MemoryIndexError(f"the PostgreSQL index cannot fall back to memory ({reason})")
 
-    def sweep_rebuild_files(self) -> int:
-        """Nothing to sweep: rebuilds leave no files."""
-        return 0
+    def rebuild(self, build: Callable[[IndexOwner], T]) -> T:
+        """In place: ``build`` re-reads every file into this index, replacing each one's rows at once."""
+        return build(self)
 
     def close(self) -> None:
         """Close the pool when this memory opened it."""

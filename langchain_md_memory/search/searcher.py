@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -28,7 +27,6 @@ from ..embeddings import EmbeddingClient
 from ..errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryStoreError, check_query_size
 from ..files.base import DocumentStore
 from ..files.facts import superseded_statements
-from ..index.schema import index_error
 from ..sync.embedding import cosines
 from ..sync.indexer import Indexer, index_identity
 from ..text.redaction import scrub
@@ -126,9 +124,7 @@ class Searcher:
         used = self.indexer.index
         try:
             return retrieve(used, query, pool, config, vector, degraded)
-        # Damage met while a lazy cursor is read arrives as a bare sqlite3.Error.
-        except (MemoryIndexError, sqlite3.Error) as exc:
-            error = index_error(exc, f"index {used.path}") if isinstance(exc, sqlite3.Error) else exc
+        except MemoryIndexError as error:
             with self.indexer.handle.lock:  # a rebuild in progress holds it until the new index is in
                 swapped = self.indexer.index is not used
             if not swapped:  # swapped: another thread rebuilt it under this search; just ask again
@@ -141,7 +137,7 @@ class Searcher:
         """Sync when the Markdown changed; a failure leaves the index as it is and says so."""
         try:
             self.indexer.sync_if_needed()
-        except (MemoryIndexError, sqlite3.Error) as exc:
+        except MemoryIndexError as exc:
             # e.g. a full disk: the Markdown is safe, the index lags; the next sync catches up.
             self.sync_error = scrub(exc).replace(self.location + os.sep, "")
             self.indexer.mark_dirty()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +24,6 @@ from ..files.chunker import CHUNKER_VERSION, chunk_markdown, chunking_signature
 from ..files.facts import strip_annotations
 from ..files.paths import file_kind
 from ..index.base import IndexOwner, SearchIndex
-from ..index.handle import IndexHandle
 from ..index.rows import ChunkRow, FileState
 from ..text import index_terms
 from ..text.redaction import scrub
@@ -90,7 +88,7 @@ class Indexer:
         self.embedder = embedder
         self.config = config
         self._dirty = True
-        self._sync_lock = threading.Lock()
+        self._sync_lock = threading.RLock()  # re-entered by a rebuild in place
         self._embed_retry_at = 0.0
         self._known: dict[str, tuple[int, int]] | None = None
         self.freshness = FolderCheck(store)
@@ -275,7 +273,7 @@ class Indexer:
     def _load_warnings(self) -> dict[str, str]:
         try:
             stored = json.loads(self.index.get_meta("file_warnings") or "{}")
-        except (ValueError, MemoryStoreError, sqlite3.Error):  # a damaged index is healed elsewhere
+        except (ValueError, MemoryStoreError):  # a damaged index is healed elsewhere
             return {}
         return {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
 
@@ -377,25 +375,26 @@ class Indexer:
     # -- rebuild and recovery --------------------------------------------------------
 
     def rebuild(self, progress: ProgressCallback | None = None) -> SyncStats:
-        """Build a fresh index beside the current one from the Markdown and swap it in atomically.
+        """Rebuild the index from the Markdown the way its owner does (see ``IndexOwner.rebuild``).
 
-        Readers keep the old index until the new one is complete. ``progress`` as for :meth:`sync`.
-        An index that is not a file (PostgreSQL) is rebuilt in place: every file re-read and its
-        chunks replaced in shared write transactions, files gone removed; readers never see it empty.
+        A SQLite file is built fresh beside the current one and swapped in atomically; PostgreSQL is
+        rebuilt in place (every file re-read, its chunks replaced, files gone removed). Either way
+        readers never see it empty. ``progress`` as for :meth:`sync`.
         """
-        if not isinstance(self.handle, IndexHandle):
-            return self._sync(True, progress, None)
-        fresh = self.handle.open_fresh()
-        builder = Indexer(self.store, IndexHandle.of(fresh), self.embedder, self.config,
-                          progress or self.progress)
         with self._sync_lock:
-            stats = builder.sync(force=True, progress=progress)
-            self.handle.swap_in(fresh)
-            if builder._known is not None:
-                self._remember(builder._known)
-            self.warnings = builder.warnings
-            self._dirty = False
+            builder, stats = self.handle.rebuild(lambda owner: self._build(owner, progress))
+            if builder is not self:  # a fresh index is in place: what its build saw is what it holds
+                if builder._known is not None:
+                    self._remember(builder._known)
+                self.warnings = builder.warnings
+                self._dirty = False
         return stats
+
+    def _build(self, owner: IndexOwner, progress: ProgressCallback | None) -> tuple[Indexer, SyncStats]:
+        if owner is self.handle:  # rebuilt in place: this indexer's own forced sync
+            return self, self._sync(True, progress, None)
+        builder = Indexer(self.store, owner, self.embedder, self.config, progress or self.progress)
+        return builder, builder.sync(force=True, progress=progress)
 
     def recover(self, exc: MemoryIndexError, failed: SearchIndex) -> None:
         """Replace an index that failed mid-use: rebuilt from the Markdown, else an in-memory one.

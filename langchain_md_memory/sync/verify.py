@@ -32,14 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sqlite3
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from ..errors import MemoryIndexError, MemoryStoreError
 from ..files.chunker import chunk_markdown
-from ..index.schema import index_error
 from ..text.redaction import scrub
 from ..types import ProgressCallback, ProgressEvent
 from .indexer import Indexer
@@ -47,8 +44,6 @@ from .indexer import Indexer
 __all__ = ["VerifyReport", "verify_index"]
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 _PROBLEM_KINDS = ("missing", "orphaned", "stale", "hash_mismatch", "chunk_mismatch")
 
@@ -139,7 +134,7 @@ def verify_index(indexer: Indexer, *, repair: bool = True,
     """
     try:
         found = _inspect(indexer, progress)
-    except (MemoryIndexError, sqlite3.Error) as exc:  # sqlite errors can surface while rows are read
+    except MemoryIndexError as exc:
         logger.warning("verify: index %s is unreadable (%s)", indexer.index.path, exc)
         if not repair:
             return VerifyReport(files=len(indexer.store.scan()), indexed=0, chunks=0, index_error=str(exc))
@@ -164,7 +159,7 @@ def verify_index(indexer: Indexer, *, repair: bool = True,
                 indexer.index.remove_file(path)
             indexer.mark_dirty()
             indexer.sync(progress=progress)
-        except (MemoryIndexError, sqlite3.Error) as exc:  # e.g. a hostile trigger refusing the delete
+        except MemoryIndexError as exc:  # e.g. a hostile trigger refusing the delete
             logger.warning("verify: re-syncing failed (%s); rebuilding the index", scrub(exc))
             _rebuild(indexer, progress)
             rebuilt = True
@@ -192,12 +187,12 @@ def _all_paths(found: _Findings) -> tuple[str, ...]:
 def _inspect(indexer: Indexer, progress: ProgressCallback | None = None) -> _Findings:
     store, index, config = indexer.store, indexer.index, indexer.config
     # Damaged pages can hide from the queries below (a search touches few pages); this reads them all.
-    check = _read(index.integrity_problems)
+    check = index.integrity_problems()
     if check:
         raise MemoryIndexError(f"index {index.path} failed its integrity check: {'; '.join(check[:3])}")
     scanned = store.scan()
     states = index.file_states()
-    expected_chunks = _read(index.chunk_spans)
+    expected_chunks = index.chunk_spans()
     problems: dict[str, list[str]] = {kind: [] for kind in _PROBLEM_KINDS}
     for path in sorted(set(states) | set(expected_chunks)):
         if path not in scanned:
@@ -227,7 +222,7 @@ def _inspect(indexer: Indexer, progress: ProgressCallback | None = None) -> _Fin
         )
         if sorted(expected_chunks.get(path, [])) != want:
             problems["chunk_mismatch"].append(path)
-    for path in _read(index.paths_without_keywords):
+    for path in index.paths_without_keywords():
         if path in scanned and path not in problems["chunk_mismatch"]:
             problems["chunk_mismatch"].append(path)
     chunks = sum(len(v) for v in expected_chunks.values())
@@ -238,16 +233,8 @@ def _inspect(indexer: Indexer, progress: ProgressCallback | None = None) -> _Fin
         indexed=len(states),
         chunks=chunks,
         problems={kind: tuple(sorted(paths)) for kind, paths in problems.items()},
-        fts_orphans=_read(index.keyword_orphans),
+        fts_orphans=index.keyword_orphans(),
     )
-
-
-def _read(check: Callable[[], T]) -> T:
-    """Run one of the index's health reads; damage met while reading rows becomes an index error."""
-    try:
-        return check()
-    except sqlite3.Error as exc:
-        raise index_error(exc, "index read failed") from exc
 
 
 def _rebuild(indexer: Indexer, progress: ProgressCallback | None = None) -> None:

@@ -136,15 +136,6 @@ def test_type_only_imports_point_up_only_to_the_facade() -> None:
     assert not upward, "type-only imports against the layer order:\n" + "\n".join(upward)
 
 
-def test_no_module_outside_the_index_imports_sqlite3() -> None:
-    # The index translates SQLite's errors into MemoryIndexError at its boundary, as PostgreSQL's does.
-    offenders = [m for m in MODULES if room_of(m) != "index" and any(
-        (isinstance(node, ast.Import) and any(a.name == "sqlite3" for a in node.names))
-        or (isinstance(node, ast.ImportFrom) and node.module == "sqlite3")
-        for node in ast.walk(ast.parse(MODULES[m].read_text(encoding="utf-8"))))]
-    assert not offenders, f"sqlite3 imported outside index/: {offenders}"
-
-
 def test_import_graph_has_no_cycle() -> None:
     # The package's own __init__ re-exports everything and is imported first by Python; leave it out.
     graph = {m: [t for t in ts if t != "__init__"] for m, ts in GRAPH.items() if m != "__init__"}
@@ -204,3 +195,34 @@ def test_features_and_integrations_use_only_the_memorys_public_methods() -> None
     rooms = {"features", "integrations"}
     reached = [hit for m in MODULES if room_of(m) in rooms for hit in _memory_parts_reached(m)]
     assert not reached, "reach into a memory's parts instead of its methods:\n" + "\n".join(reached)
+
+
+def _sqlite3_imports(source: str) -> list[int]:
+    """Lines of ``source`` that import ``sqlite3`` (or a part of it), at any depth of the code."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        else:
+            continue
+        if any(name == "sqlite3" or name.startswith("sqlite3.") for name in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_index_imports_sqlite3() -> None:
+    # The SQLite index translates every sqlite3 error into the MemoryIndexError family at its boundary
+    # (index/connection.py, index/schema.py), as the PostgreSQL backend does with psycopg's: a module
+    # above it that needed sqlite3 would be catching an error that escaped that boundary.
+    outside = [f"{module}:{line}" for module, path in MODULES.items() if room_of(module) != "index"
+               for line in _sqlite3_imports(path.read_text(encoding="utf-8"))]
+    assert not outside, "sqlite3 imported outside index/ (translate the error there):\n" + "\n".join(outside)
+
+
+def test_the_sqlite3_check_sees_every_spelling_of_the_import() -> None:
+    # The check above must not pass for want of seeing: lazy imports and submodules count too.
+    source = "import sqlite3\ndef f():\n    from sqlite3 import Error\n    import sqlite3.dbapi2 as db\n" \
+             "import sqlite3x\nfrom .sqlite3 import x\n"
+    assert _sqlite3_imports(source) == [1, 3, 4]

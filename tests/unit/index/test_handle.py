@@ -7,7 +7,11 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
+import pytest
+
+from langchain_md_memory.index.base import IndexOwner
 from langchain_md_memory.index.handle import IN_MEMORY, IndexHandle
 from langchain_md_memory.index.rows import FileState
 from langchain_md_memory.index.sqlite import MemoryIndex
@@ -64,17 +68,53 @@ def test_fall_back_replaces_the_index_with_an_empty_in_memory_one(tmp_path: Path
     handle.close()
 
 
-def test_sweep_removes_rebuild_files_of_dead_processes_only(tmp_path: Path) -> None:
+def test_opening_sweeps_the_rebuild_files_of_dead_processes_only(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
     for name in (f"index.sqlite.rebuild-{dead}", f"index.sqlite.rebuild-{dead}-wal",
                  f"index.sqlite.rebuild-{os.getpid()}"):
         (tmp_path / name).write_bytes(b"x")
     handle = IndexHandle(tmp_path / "index.sqlite")
-    assert handle.sweep_rebuild_files() == 1
     assert sorted(p.name for p in tmp_path.glob("index.sqlite.rebuild-*")) == [
-        f"index.sqlite.rebuild-{os.getpid()}"
+        f"index.sqlite.rebuild-{os.getpid()}"  # a rebuild of a live process (this one) is left alone
     ]
+    (tmp_path / f"index.sqlite.rebuild-{dead}").write_bytes(b"x")
+    assert handle.sweep_rebuild_files() == 1
+    handle.close()
+
+
+def test_rebuild_hands_build_a_fresh_owner_and_swaps_its_index_in(tmp_path: Path) -> None:
+    handle = IndexHandle(tmp_path / "index.sqlite")
+    _add_file(handle.index, "old.md")
+    seen: list[str] = []
+
+    def build(owner: IndexOwner) -> str:
+        assert owner is not handle and owner.index is not handle.index
+        assert handle.index.file_states().keys() == {"old.md"}  # readers keep the old index meanwhile
+        _add_file(cast(MemoryIndex, owner.index), "new.md")
+        seen.append(owner.index.path)
+        return "built"
+
+    assert handle.rebuild(build) == "built"
+    assert seen[0].startswith(str(tmp_path / "index.sqlite.rebuild-"))
+    assert set(handle.index.file_states()) == {"new.md"}
+    assert handle.index.path == str(tmp_path / "index.sqlite")
+    handle.close()
+
+
+def test_a_failed_rebuild_keeps_the_index_and_leaves_no_rebuild_file(tmp_path: Path) -> None:
+    handle = IndexHandle(tmp_path / "index.sqlite")
+    _add_file(handle.index, "kept.md")
+    before = handle.index
+
+    def build(owner: IndexOwner) -> None:
+        _add_file(cast(MemoryIndex, owner.index), "half.md")
+        raise OSError("disk went away")
+
+    with pytest.raises(OSError, match="disk went away"):
+        handle.rebuild(build)
+    assert handle.index is before and set(handle.index.file_states()) == {"kept.md"}
+    assert not list(tmp_path.glob("index.sqlite.rebuild-*"))
     handle.close()
 
 

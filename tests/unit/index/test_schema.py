@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory.errors import IndexBusyError, IndexDamagedError, MemoryIndexError
-from langchain_md_memory.index.schema import connect, index_error, is_busy
+from langchain_md_memory.index.schema import SCHEMA_VERSION, connect, index_error, is_busy
 
 
 def _error_from(sql: str, conn: sqlite3.Connection) -> sqlite3.Error:
@@ -56,7 +56,8 @@ def test_an_index_from_before_the_context_column_gains_it_and_keeps_its_rows(tmp
     target = str(tmp_path / "index.sqlite")
     conn = connect(target, busy_timeout_ms=1000)
     conn.execute("INSERT INTO embedding_cache(hash, fingerprint, dim, vector) VALUES ('h', 'f', 1, x'00')")
-    conn.execute("ALTER TABLE chunks DROP COLUMN context")  # as the first release created it
+    conn.execute("ALTER TABLE chunks DROP COLUMN context")  # as the first release created it,
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")  # and recorded it
     conn.close()
     conn = connect(target, busy_timeout_ms=1000)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
@@ -95,7 +96,8 @@ def test_an_index_of_schema_1_keeps_every_vector_and_needs_no_embedding_call(tmp
     assert hits[0].path == "notes.md" and hits[0].vector_score is not None and hits[0].vector_score > 0
     conn = sqlite3.connect(folder / "index.sqlite")
     assert "embedding" not in {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+    version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    assert version == str(SCHEMA_VERSION)
     conn.close()
 
 

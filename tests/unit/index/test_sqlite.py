@@ -121,7 +121,7 @@ def test_garbage_file_is_replaced_by_a_fresh_index(tmp_path):
     path.write_bytes(b"this is not a database" * 100)
     idx = MemoryIndex.open(path)
     assert idx.count_chunks() == (0, 0)
-    assert idx.get_meta("schema_version") == SCHEMA_VERSION
+    assert idx.get_meta("schema_version") == str(SCHEMA_VERSION)
     idx.close()
 
 
@@ -145,7 +145,7 @@ def test_other_schema_version_triggers_a_rebuild(tmp_path):
     idx.close()
     again = MemoryIndex.open(path)
     assert again.count_chunks() == (0, 0)
-    assert again.get_meta("schema_version") == SCHEMA_VERSION
+    assert again.get_meta("schema_version") == str(SCHEMA_VERSION)
     again.close()
 
 

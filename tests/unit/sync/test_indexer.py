@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.sync.indexer import SyncStats
+from langchain_md_memory import MarkdownMemory, MemoryConfig
+from langchain_md_memory.files.store import MarkdownStore
+from langchain_md_memory.index.base import IndexOwner
+from langchain_md_memory.index.sqlite import MemoryIndex
+from langchain_md_memory.sync.indexer import Indexer, SyncStats
 from tests.support.embeddings import AxisEmbeddings
 from tests.support.memories import write_files
 
 PROFILE = "# Profile\n\nRisk: conservative.\n\n## Limits\n\nNo single stock above 5%.\n"
 GOALS = "# Goals\n\nRetire at 60 with a pension.\n"
 NOTES = "# Notes\n\nBond ladder of treasuries.\n"
+
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -115,3 +123,44 @@ def test_a_forced_sync_takes_unchanged_vectors_from_the_cache(folder: Path) -> N
         assert forced.embedded == 0
         assert forced.cached == first.embedded
         assert emb.texts_embedded == first.embedded
+
+
+class InPlaceOwner:
+    """An index owner that rebuilds in place, as PostgreSQL's does, around a SQLite index (no IndexHandle)."""
+
+    fallback: str | None = None
+    in_memory = False
+
+    def __init__(self, path: Path) -> None:
+        self._index = MemoryIndex.open(path)
+        self.path = self._index.path
+        self.lock = threading.RLock()
+        self.rebuilds = 0
+
+    @property
+    def index(self) -> MemoryIndex:
+        return self._index
+
+    def fall_back(self, reason: str) -> MemoryIndex:
+        raise AssertionError(f"not expected: {reason}")
+
+    def rebuild(self, build: Callable[[IndexOwner], T]) -> T:
+        self.rebuilds += 1
+        return build(self)
+
+    def close(self) -> None:
+        self._index.close()
+
+
+def test_an_owner_that_rebuilds_in_place_gets_its_own_index_refilled(folder: Path) -> None:
+    owner = InPlaceOwner(folder / "elsewhere.sqlite")
+    indexer = Indexer(MarkdownStore(folder), owner, None, MemoryConfig())
+    indexer.sync()
+    index = owner.index
+    index.remove_file("goals.md")  # the index lost a file behind the indexer's back
+    stats = indexer.rebuild()
+    assert owner.rebuilds == 1 and owner.index is index  # the owner decided: no fresh file, no swap
+    assert (stats.files, stats.files_changed) == (3, 3)
+    assert set(index.file_states()) == {"MEMORY.md", "goals.md", "notes.md"}
+    assert not list(folder.glob("*.rebuild-*"))
+    owner.close()
