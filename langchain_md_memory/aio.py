@@ -18,18 +18,28 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 from .files.documents import Documents
 
-__all__ = ["FILE_PARAMETERS", "SYNC_TWIN", "Routed", "class_twin", "owned", "routed", "twin"]
+__all__ = [
+    "FILE_PARAMETERS", "SYNC_TWIN", "Routed", "class_twin", "closed_on_error", "owned", "routed", "twin",
+]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 _S = TypeVar("_S")
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closable)
 
 SYNC_TWIN = "async_index"
 """The async twin of ``sync`` (``async`` itself is a keyword; ``getattr(mem, "async")`` also works)."""
@@ -44,6 +54,16 @@ class Routed(Protocol):
     documents: Documents
 
     def _route(self, file: str) -> tuple[Routed, str, str]: ...
+
+
+@contextlib.contextmanager
+def closed_on_error(opened: _C) -> Iterator[_C]:
+    """``opened`` for the block; closed when the block raises (a constructor that fails half-way)."""
+    try:
+        yield opened
+    except BaseException:
+        opened.close()
+        raise
 
 
 def routed(op: Callable[Concatenate[Documents, _P], _R], *, paths_out: bool = False

@@ -14,10 +14,9 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from .aio import SYNC_TWIN, class_twin, owned, routed, twin
+from .aio import SYNC_TWIN, class_twin, closed_on_error, owned, routed, twin
 from .config import MemoryConfig
 from .embeddings import EmbeddingClient, resolve_embeddings
 from .errors import MemoryIndexError, MemoryInputError, MemoryStoreError
@@ -96,11 +95,8 @@ class MarkdownMemory:
         self._closed = False
         self._lock = threading.RLock()
         if watch:
-            try:
+            with closed_on_error(self):
                 self.start_watching()
-            except BaseException:
-                self.close()
-                raise
 
     @classmethod
     def from_postgres(cls, /, conninfo_or_pool: Any, tenant: str, *, embeddings: Any = "auto",
@@ -115,11 +111,8 @@ class MarkdownMemory:
         cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.model_validate(config or {})
         backend = open_backend(conninfo_or_pool, tenant, cfg, vector_search=vector_search,
                                pool_max_size=pool_max_size)
-        try:
+        with closed_on_error(backend.index):
             return cls(None, embeddings, cfg, progress=progress, backend=backend)
-        except BaseException:
-            backend.index.close()
-            raise
 
     @property
     def config(self) -> MemoryConfig:
@@ -196,12 +189,8 @@ class MarkdownMemory:
     def search_detailed(self, query: str, *, max_results: int | None = None,
                         config: MemoryConfig | None = None, as_of: dt.date | None = None) -> RankedResults:
         """Like :meth:`search`, also returning the per-step funnel and degradation note."""
-        cfg = config or self.config
-        k = max_results if max_results is not None else cfg.max_results
-        if k < 1:
-            raise MemoryInputError(f"max_results must be at least 1, got {k}")
         self._check_open()
-        return self.searcher.search(query, k=k, config=cfg, as_of=as_of)
+        return self.searcher.search(query, max_results=max_results, config=config or self.config, as_of=as_of)
 
     def similarity(self, query: str, texts: Sequence[str]) -> list[float] | None:
         """Cosine similarity of ``query`` to each text (vectors cached in the index); ``None``: no vectors."""
@@ -303,8 +292,7 @@ class MarkdownMemory:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     def __repr__(self) -> str:
@@ -337,12 +325,8 @@ class MarkdownMemory:
         """Unpack a validated archive into ``memory_dir`` and open it (``kwargs``: the constructor's)."""
         caps = {k: v for k, v in (("max_bytes", max_bytes), ("max_files", max_files)) if v is not None}
         import_archive(path, memory_dir, overwrite=overwrite, progress=kwargs.get("progress"), **caps)
-        mem = cls(memory_dir, **kwargs)
-        try:
+        with closed_on_error(cls(memory_dir, **kwargs)) as mem:
             mem.sync(force=True)
-        except BaseException:
-            mem.close()
-            raise
         return mem
 
     @classmethod
@@ -353,7 +337,7 @@ class MarkdownMemory:
         watch = kwargs.pop("watch", False)
         mem = ProjectMemory(home / identity.id, **kwargs)
         mem.project = identity
-        try:
+        with closed_on_error(mem):
             # "none", not None: None would mean "auto" and could pick a different model.
             shared = {**kwargs, "embeddings": mem.embedder or "none", "config": mem.config,
                       "recursive": False}
@@ -362,9 +346,6 @@ class MarkdownMemory:
             mem.searcher.sources.append(Source(GLOBAL_PREFIX, "global", mem.global_memory.searcher))
             if watch:
                 mem.start_watching()
-        except BaseException:
-            mem.close()
-            raise
         return mem
 
     asearch, asearch_detailed, asimilarity = twin(search), twin(search_detailed), twin(similarity)

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.files.facts import into_section
 from langchain_md_memory.files.paths import daily_date
+from langchain_md_memory.files.sections import into_section
 from langchain_md_memory.search.asof import asked_day
 
 from .dataset import write_tree

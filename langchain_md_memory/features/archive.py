@@ -27,7 +27,6 @@ Example:
 
 from __future__ import annotations
 
-import bz2
 import gzip
 import io
 import logging
@@ -41,12 +40,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import MemoryPathError, MemoryStoreError
 from ..files.atomic import atomic_output, current_umask
 from ..files.gitignore import write_gitignore
-from ..files.paths import STATE_FILE, is_archived_file, is_memory_file, normalize_relpath, resolve_memory_path
+from ..files.paths import STATE_FILE, is_memory_file, resolve_memory_path
 from ..files.store import MarkdownStore
 from ..types import ProgressCallback, ProgressEvent
+from .unpacking import ArchiveError, checked_members, prescan, verify_staging
 
 if TYPE_CHECKING:
     from ..memory import MarkdownMemory
@@ -61,16 +60,8 @@ ARCHIVE_NAME = "memory.tar.gz"
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_FILES = 20_000
 DEFAULT_MAX_MEMBER_BYTES = 32 * 1024 * 1024
-# Extended headers (PAX, GNU long names) are a few hundred bytes; tarfile reads them whole into memory.
-MAX_HEADER_BYTES = 1024 * 1024
-# More than this many uncompressed bytes per compressed byte (beyond the first MiB) is a bomb.
-MAX_COMPRESSION_RATIO = 200
 
 _FILE_MODE = 0o644
-
-
-class ArchiveError(MemoryStoreError, ValueError):
-    """An archive was refused (unsafe or over a cap) or could not be written or read."""
 
 
 class ArchiveTargetNotEmptyError(ArchiveError):
@@ -155,9 +146,9 @@ def import_archive(
         raise ArchiveTargetNotEmptyError(target, existing)
     made: list[Path] = []
     try:
-        _prescan(Path(path), max_bytes=max_bytes, max_files=max_files, max_member_bytes=max_member_bytes)
+        prescan(Path(path), max_bytes=max_bytes, max_files=max_files, max_member_bytes=max_member_bytes)
         with tarfile.open(Path(path), mode="r:*") as tar:
-            members = _checked_members(tar, max_bytes=max_bytes, max_files=max_files,
+            members = checked_members(tar, max_bytes=max_bytes, max_files=max_files,
                                        max_member_bytes=max_member_bytes)
             made = _make_parents(target.parent)
             staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.import.", dir=target.parent))
@@ -167,7 +158,7 @@ def import_archive(
                     tar.extract(member, staging, filter="data")
                     if progress is not None:
                         progress(ProgressEvent("import", done, len(members)))
-                _verify_staging(staging, members)
+                verify_staging(staging, members)
                 _move_in(staging, target, sorted(members))
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
@@ -233,132 +224,6 @@ def _member(name: str, size: int, mtime: int) -> tarfile.TarInfo:
 
 
 # -- import -------------------------------------------------------------------------
-
-
-def _open_stream(path: Path) -> io.BufferedIOBase:
-    with path.open("rb") as probe:
-        magic = probe.read(6)
-    if magic.startswith(b"\x1f\x8b"):
-        return gzip.open(path, "rb")
-    if magic.startswith(b"BZh"):
-        return bz2.open(path, "rb")
-    if magic.startswith(b"\xfd7zXZ\x00"):
-        return lzma.open(path, "rb")
-    return path.open("rb")
-
-
-def _header_size(block: bytes) -> int:
-    field = block[124:136]
-    if field[0] & 0x80:  # GNU base-256
-        return int.from_bytes(field[1:], "big")
-    digits = field.split(b"\0", 1)[0].strip() or b"0"
-    try:
-        return int(digits, 8)
-    except ValueError as exc:
-        raise ArchiveError("Refused archive: a member header has an unreadable size field") from exc
-
-
-def _prescan(path: Path, *, max_bytes: int, max_files: int, max_member_bytes: int) -> None:
-    """Walk the raw tar headers and refuse oversized ones before :mod:`tarfile` parses anything.
-
-    :mod:`tarfile` reads an extended (PAX) header whole before any cap of ours applies, so a small
-    archive declaring a 1 GB header would cost minutes and gigabytes. This reads 512-byte blocks,
-    skips member data, and stops at the first header, member, count, total or compression ratio
-    over its cap.
-    """
-    compressed = max(path.stat().st_size, 1)
-    total = files = read = 0
-    with _open_stream(path) as stream:
-        while True:
-            block = stream.read(512)
-            read += len(block)
-            if len(block) < 512 or not block.strip(b"\0"):
-                return  # end of archive (or a truncated one, which tarfile then reports)
-            size, kind = _header_size(block), block[156:157]
-            name = block[:100].split(b"\0", 1)[0].decode("utf-8", "replace")
-            if kind in (b"x", b"g", b"L", b"K"):
-                if size > MAX_HEADER_BYTES:
-                    raise ArchiveError(f"Refused archive: an extended header declares {size} bytes "
-                                       f"(over {MAX_HEADER_BYTES})")
-            elif kind in (b"0", b"\0", b"7"):
-                files += 1
-                total += size
-                if size > max_member_bytes:
-                    raise ArchiveError(f"Refused archive member {name!r}: {size} bytes, over "
-                                       f"max_member_bytes={max_member_bytes}")
-                if total > max_bytes:
-                    raise ArchiveError(f"Refused archive: more than max_bytes={max_bytes} bytes uncompressed")
-                if files > max_files:
-                    raise ArchiveError(f"Refused archive: more than max_files={max_files} files")
-            remaining = -(-size // 512) * 512
-            while remaining:
-                chunk = stream.read(min(remaining, 1 << 20))
-                if not chunk:
-                    return
-                remaining -= len(chunk)
-                read += len(chunk)
-            if read > (1 << 20) + MAX_COMPRESSION_RATIO * compressed:
-                raise ArchiveError(f"Refused archive: it expands over {MAX_COMPRESSION_RATIO} times its size")
-
-
-def _checked_members(tar: tarfile.TarFile, *, max_bytes: int, max_files: int,
-                     max_member_bytes: int) -> dict[str, tarfile.TarInfo]:
-    """Every file member by normalised name, after checking all of them; raises on the first problem."""
-    files: dict[str, tarfile.TarInfo] = {}
-    total = 0
-    # tar.next() instead of getmembers(): stop at the first bad header rather than after a bomb's millionth.
-    while (member := tar.next()) is not None:
-        name = member.name
-        if "\x00" in name or "\\" in name:
-            raise ArchiveError(f"Refused archive member {name!r}: NUL or backslash in the name")
-        if member.isdir() and name.strip("/") in ("", "."):
-            continue  # the archive root, as `tar -C dir .` writes it
-        try:
-            rel = normalize_relpath(name)
-        except MemoryPathError as exc:
-            raise ArchiveError(f"Refused archive member {name!r}: {exc}") from exc
-        if member.isdir():
-            continue
-        if member.issym() or member.islnk():
-            raise ArchiveError(f"Refused archive member {name!r}: links are not allowed")
-        if not member.isreg() or member.issparse():
-            raise ArchiveError(f"Refused archive member {name!r}: only regular files are allowed")
-        if not is_archived_file(rel):
-            raise ArchiveError(
-                f"Refused archive member {name!r}: only visible '.md' memory files "
-                "(and unindexed store files) are allowed"
-            )
-        if rel in files:
-            raise ArchiveError(f"Refused archive: {rel!r} appears twice")
-        if member.size > max_member_bytes:
-            raise ArchiveError(f"Refused archive member {name!r}: {member.size} bytes, over "
-                               f"max_member_bytes={max_member_bytes}")
-        total += member.size
-        if total > max_bytes:
-            raise ArchiveError(f"Refused archive: more than max_bytes={max_bytes} bytes uncompressed")
-        if len(files) >= max_files:
-            raise ArchiveError(f"Refused archive: more than max_files={max_files} files")
-        files[rel] = member
-    for rel in files:
-        # "a.md" as a file and as the folder of "a.md/b.md" cannot both exist.
-        for parent in Path(rel).parents:
-            if parent.as_posix() in files:
-                raise ArchiveError(f"Refused archive: {parent.as_posix()!r} is both a file and a folder")
-    return files
-
-
-def _verify_staging(staging: Path, members: dict[str, tarfile.TarInfo]) -> None:
-    found = {}
-    for dirpath, _, names in os.walk(staging):
-        for name in names:
-            full = Path(dirpath) / name
-            found[full.relative_to(staging).as_posix()] = full.lstat()
-    if set(found) != set(members):
-        raise ArchiveError("Refused archive: extraction produced unexpected files "
-                           f"{sorted(set(found) ^ set(members))[:3]}")
-    for rel, st in found.items():
-        if not stat.S_ISREG(st.st_mode) or st.st_size != members[rel].size:
-            raise ArchiveError(f"Refused archive member {rel!r}: extracted content does not match its header")
 
 
 def _make_parents(folder: Path) -> list[Path]:

@@ -40,8 +40,8 @@ from langchain_core.language_models import LanguageModelLike
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from ..errors import MemoryStoreError
-from ..files.facts import expire_in
 from ..files.paths import HISTORY_DIR, LONG_TERM_FILE, SESSIONS_DIR
+from ..files.sections import expire_in
 from ..text import estimate_tokens
 from ..text.redaction import scrub
 from ..types import ProgressCallback, ProgressEvent

@@ -29,19 +29,17 @@ from ..text.redaction import WriteRedactor
 from .base import DocumentStore, JobLock
 from .facts import (
     FactLine,
-    before_history,
     expired,
     expiry_date,
     fact_lines,
-    into_section,
     normalize_fact,
     provenance_label,
     same_fact,
-    supersede_in,
     with_expiry,
     with_provenance,
 )
 from .paths import SESSIONS_DIR, is_managed_file, is_memory_file
+from .sections import before_history, into_section, supersede_in
 
 __all__ = ["Documents", "Remembered"]
 

@@ -37,21 +37,16 @@ from ..text import normalize_text, token_set
 
 __all__ = [
     "FactLine",
-    "before_history",
-    "expire_in",
     "expired",
     "expiry_date",
     "fact_lines",
     "hidden_lines",
-    "into_section",
     "normalize_fact",
     "parse_provenance",
     "provenance_day",
     "provenance_label",
     "same_fact",
     "strip_annotations",
-    "supersede_in",
-    "superseded_statements",
     "with_expiry",
     "with_provenance",
 ]
@@ -231,29 +226,6 @@ def expired(line: str, today: dt.date) -> bool:
         return False
 
 
-def expire_in(text: str, today: dt.date) -> tuple[str, tuple[str, ...]]:
-    """``text`` with its live facts past their ``expires:`` day struck under History; and those lines.
-
-    Each goes to the ``## History`` section as ``- ~~fact~~ (expired <its expiry day>)``, as
-    :func:`supersede_in` keeps a superseded fact, so a person still reads what was dropped and when.
-    ``(text, ())`` when no live fact has expired.
-    """
-    text = text.replace("\r\n", "\n")
-    gone = [fact for fact in fact_lines(text) if expired(fact.text, today)]
-    if not gone:
-        return text, ()
-    ends_with_newline = text.endswith("\n")
-    numbers = {fact.line for fact in gone}
-    lines = [line for n, line in enumerate((text[:-1] if ends_with_newline else text).split("\n"), 1)
-             if n not in numbers]
-    entries = []
-    for fact in gone:
-        day = _EXPIRES_RE.search(fact.text)
-        entries.append(_history_entry(fact.text, dt.date.fromisoformat(day[1]) if day else today, "expired"))
-    _add_history(lines, entries)
-    return "\n".join(lines) + ("\n" if ends_with_newline else ""), tuple(fact.text for fact in gone)
-
-
 def expiry_date(value: str | dt.date, today: dt.date) -> dt.date:
     """``value`` as the last day a fact holds: an ISO date (``2027-01-31``), ``today`` or later.
 
@@ -291,118 +263,3 @@ def with_expiry(line: str, day: dt.date) -> str:
     return f"{_EXPIRES_COMMENT_RE.sub('', line).rstrip()} <!-- expires: {day.isoformat()} -->"
 
 
-def supersede_in(text: str, old_text: str, new_text: str, day: dt.date,
-                 source: str | None = None, expires: dt.date | None = None) -> str | None:
-    """``text`` with the lines holding ``old_text`` replaced by ``new_text`` and kept, struck, under History.
-
-    The old lines go to the end of the first ``## History`` section (created at the end of the file
-    when there is none) as ``- ~~old~~ (superseded <day>)``, keeping their ``src:`` comment. A list
-    marker of the old line is given to ``new_text`` when it has none. ``None`` when ``old_text`` is
-    not in ``text`` (or is blank). ``expires`` ends each new fact line with its expiry comment.
-    """
-    at = text.find(old_text)
-    if not old_text.strip() or at < 0:
-        return None
-    ends_with_newline = text.endswith("\n")
-    lines = (text[:-1] if ends_with_newline else text).split("\n")
-    first = text.count("\n", 0, at)
-    last = min(text.count("\n", 0, at + len(old_text.rstrip("\n"))), len(lines) - 1)
-    old_lines = lines[first : last + 1]
-    new_lines = new_text.strip("\n").split("\n")
-    marker = _MARKER_RE.match(old_lines[0])
-    if marker is not None and _MARKER_RE.match(new_lines[0]) is None:
-        new_lines[0] = marker[0] + new_lines[0].lstrip()
-    if source:
-        new_lines = [with_provenance(line, source) for line in new_lines]
-    if expires is not None:
-        new_lines = [with_expiry(line, expires) if normalize_fact(line) else line for line in new_lines]
-    entries = [_history_entry(line, day) for line in old_lines if normalize_fact(line)]
-    lines[first : last + 1] = new_lines
-    _add_history(lines, entries)
-    return "\n".join(lines) + ("\n" if ends_with_newline else "")
-
-
-def superseded_statements(text: str) -> list[tuple[str, dt.date]]:
-    """The facts :func:`supersede_in` struck in ``text``: ``(old statement, day superseded)``, in order."""
-    found = []
-    for match in _SUPERSEDED_RE.finditer(text) if "(superseded " in text else ():
-        with contextlib.suppress(ValueError):  # 2026-13-40 names no day
-            found.append((match[1], dt.date.fromisoformat(match[2])))
-    return found
-
-
-def _history_sections(lines: list[str]) -> Iterator[tuple[int, int]]:
-    """``(heading index, end)`` of each History section; ``end`` is the next heading of its level or above."""
-    start: tuple[int, int] | None = None
-    for i, (_, heading) in enumerate(_outline(lines)):
-        if heading is None:
-            continue
-        level = len(heading[1])
-        if start is not None and level <= start[1]:
-            yield start[0], i
-            start = None
-        if start is None and (heading[2] or "").strip().casefold() in HISTORY_TITLES:
-            start = (i, level)
-    if start is not None:
-        yield start[0], len(lines)
-
-
-def before_history(text: str, addition: str) -> str | None:
-    """``text`` with ``addition`` inserted above a History section that ends it; ``None`` when none does.
-
-    An append to such a file would land in the History section, where its facts count as superseded.
-    """
-    lines = text.split("\n")
-    last = next((at for at, end in reversed(list(_history_sections(lines))) if end == len(lines)), None)
-    if last is None:
-        return None
-    while last > 0 and not lines[last - 1].strip():
-        last -= 1
-    lines[last:last] = addition.strip("\n").split("\n")
-    return "\n".join(lines)
-
-
-def into_section(text: str, section: str, addition: str) -> str | None:
-    """``text`` with ``addition`` at the end of its first live section titled ``section``; else ``None``.
-
-    ``section`` is a heading (``## Doctors``: that level and title) or a bare title (any level);
-    titles compare case-insensitively. The addition goes after the section's own last line,
-    above its trailing blank lines and any sub-heading.
-    """
-    wanted = _HEADING_RE.match(section.strip())
-    level = len(wanted[1]) if wanted else None
-    title = (wanted[2] or "" if wanted else section).strip().casefold()
-    lines = text.split("\n")
-    outline = [heading for _, heading in _outline(lines)]
-    hidden = hidden_lines(lines)
-    for at, heading in enumerate(outline):
-        if (heading is None or hidden[at] or (heading[2] or "").strip().casefold() != title
-                or level not in (None, len(heading[1]))):
-            continue
-        end = next((i for i in range(at + 1, len(lines)) if outline[i] is not None), len(lines))
-        while end - 1 > at and not lines[end - 1].strip():
-            end -= 1
-        lines[end:end] = addition.strip("\n").split("\n")
-        return "\n".join(lines)
-    return None
-
-
-def _history_entry(line: str, day: dt.date, why: str = "superseded") -> str:
-    body = _MARKER_RE.sub("", strip_annotations(line)).strip().replace("~~", "~")
-    sources = "".join(f" <!-- src: {src} -->" for src in parse_provenance(line))
-    return f"- ~~{body}~~ ({why} {day.isoformat()}){sources}"
-
-
-def _add_history(lines: list[str], entries: list[str]) -> None:
-    if not entries:
-        return
-    section = next(_history_sections(lines), None)
-    if section is None:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        lines.extend(["", "## History", *entries])
-        return
-    at, end = section
-    while end - 1 > at and not lines[end - 1].strip():
-        end -= 1
-    lines[end:end] = entries

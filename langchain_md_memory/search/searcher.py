@@ -24,9 +24,16 @@ from typing import Any
 
 from ..config import MemoryConfig
 from ..embeddings import EmbeddingClient
-from ..errors import IndexBusyError, IndexDamagedError, MemoryIndexError, MemoryStoreError, check_query_size
+from ..errors import (
+    IndexBusyError,
+    IndexDamagedError,
+    MemoryIndexError,
+    MemoryInputError,
+    MemoryStoreError,
+    check_query_size,
+)
 from ..files.base import DocumentStore
-from ..files.facts import superseded_statements
+from ..files.sections import superseded_statements
 from ..sync.embedding import cosines
 from ..sync.indexer import Indexer, index_identity
 from ..text.redaction import scrub
@@ -65,8 +72,12 @@ class Searcher:
         self.sync_error: str | None = None
         """Why the last sync before a search failed (the search then read the index as it was)."""
 
-    def search(self, query: str, *, k: int, config: MemoryConfig, as_of: Any = None) -> RankedResults:
-        """The top ``k`` hits for ``query`` with the funnel and any degradation note."""
+    def search(self, query: str, *, max_results: int | None, config: MemoryConfig, as_of: Any = None
+               ) -> RankedResults:
+        """The top ``max_results`` (default ``config.max_results``) hits with the funnel and any note."""
+        k = max_results if max_results is not None else config.max_results
+        if k < 1:
+            raise MemoryInputError(f"max_results must be at least 1, got {k}")
         check_query_size(query, config.max_query_chars)
         today = dt.date.today()
         period, day, strict = asked_period(query, as_of, today)

@@ -19,10 +19,14 @@ from typing import Protocol
 
 import numpy as np
 
+from ..embeddings.client import INDEX_TOKENIZER_VERSION
+from ..files.chunker import CHUNKER_VERSION
 from ..files.facts import strip_annotations
 from ..index.base import SearchIndex
 
-__all__ = ["FLUSH_S", "EmbedOutcome", "Embedder", "embed_cached", "embed_missing", "embed_text"]
+__all__ = [
+    "FLUSH_S", "EmbedOutcome", "Embedder", "embed_cached", "embed_missing", "embed_text", "index_identity",
+]
 
 FLUSH_S = 0.05
 """Vectors wait at most this long (plus one model call) for their commit."""
@@ -176,3 +180,8 @@ def embed_cached(index: SearchIndex, embedder: Embedder, fingerprint: str,
             index.cache.store(fresh, fingerprint)
         known.update(fresh)
     return np.vstack([known[d] for d in digests]) if digests else np.empty((0, 1), dtype=np.float32)
+
+
+def index_identity(embedder: Embedder) -> str:
+    """What the stored vectors depend on: ``provider:model:dim`` plus chunker and tokenizer versions."""
+    return f"{embedder.identity()}|chunker={CHUNKER_VERSION}|tokenizer={INDEX_TOKENIZER_VERSION}"

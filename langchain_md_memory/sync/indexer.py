@@ -14,13 +14,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..config import MemoryConfig
-from ..embeddings.client import INDEX_TOKENIZER_VERSION
 from ..errors import IndexDamagedError, MemoryIndexError, MemoryStoreError
 from ..files.base import DocumentStore
-from ..files.chunker import CHUNKER_VERSION, chunk_markdown, chunking_signature
+from ..files.chunker import chunk_markdown, chunking_signature
 from ..files.facts import strip_annotations
 from ..files.paths import file_kind
 from ..index.base import IndexOwner, SearchIndex
@@ -29,8 +28,9 @@ from ..text import index_terms
 from ..text.redaction import scrub
 from ..types import ChunkRecord, ProgressCallback, ProgressEvent
 from .batches import WriteBatches
-from .embedding import Embedder, embed_missing, embed_text
+from .embedding import Embedder, embed_missing, embed_text, index_identity
 from .freshness import FolderCheck
+from .stats import SyncStats
 
 __all__ = ["Embedder", "Indexer", "SyncStats", "embed_text", "index_identity"]
 
@@ -38,31 +38,6 @@ logger = logging.getLogger(__name__)
 
 # After an embedding failure, sync does not retry the provider for this long.
 _EMBED_BACKOFF_S = 30.0
-
-
-@dataclass(slots=True)
-class SyncStats:
-    """What one sync did (counted as it runs)."""
-
-    files: int = 0
-    files_changed: int = 0
-    files_removed: int = 0
-    chunks_added: int = 0
-    chunks_removed: int = 0
-    embedded: int = 0
-    cached: int = 0
-    embed_errors: int = 0
-    seconds: float = 0.0
-
-    @property
-    def chunks(self) -> int:
-        """Alias of ``chunks_added`` (chunks written by this sync)."""
-        return self.chunks_added
-
-
-def index_identity(embedder: Embedder) -> str:
-    """What the stored vectors depend on: ``provider:model:dim`` plus chunker and tokenizer versions."""
-    return f"{embedder.identity()}|chunker={CHUNKER_VERSION}|tokenizer={INDEX_TOKENIZER_VERSION}"
 
 
 def _sha256(data: str | bytes) -> str:

@@ -1,37 +1,22 @@
 """The Markdown memory as a LangGraph ``BaseStore``: namespaces are folders, items are sections.
 
-The namespace ``("users", "alice")`` is the folder ``users/alice/`` under the
-memory directory, and its items are ``## <key>`` sections of two files there, in
-one format (see :mod:`.sections`), with ``value["content"]`` as the readable body:
-
-- ``store.md`` holds the items put with the default ``index``; the memory
-  indexes it like any other note, so ``mem.search``, the ``memory_search`` tool
-  and ``search(query=...)`` (answered by the memory's own hybrid pipeline) find
-  them;
-- ``.store.unindexed.md`` holds the items put with ``index=False``; its name is
-  hidden, so the memory never indexes it (no chunk, no vector), yet a person can
-  still read and edit it, and ``get``, searches without a query and
-  ``list_namespaces`` read it.
-
-A key lives in one of the two; a put that changes its ``index`` moves it in one
-locked operation that writes the new copy before removing the old, and reads
-prefer ``store.md`` should a crash leave it in both. Every read parses the
-current files, so a hand edit is seen by the next ``get``; writes are locked
-read-modify-writes, and the index picks up ``store.md`` changes on the next
-search.
+The namespace ``("users", "alice")`` is the folder ``users/alice/`` under the memory directory, and
+its items are ``## <key>`` sections (:mod:`.sections`), ``value["content"]`` the readable body, of two
+files there: ``store.md`` (the default ``index``: the memory indexes it like any other note, so
+``mem.search``, the ``memory_search`` tool and ``search(query=...)`` find them) and the hidden
+``.store.unindexed.md`` (``index=False``: never indexed, still read by ``get``, searches without a
+query and ``list_namespaces``, and by a person). A put that changes an item's ``index`` moves it in one
+locked operation, new copy first; reads prefer ``store.md`` should a crash leave it in both. Every read
+parses the current files, so a hand edit is seen by the next ``get``.
 
 A search with a ``query`` behaves as LangGraph's ``InMemoryStore`` and ``PostgresStore`` do:
 every item under the prefix that passes the filter, by cosine similarity to the query (``score``;
 see :mod:`.query`), up to ``limit``, unscored ones last with ``score=None``.
 
-TTLs behave as in LangGraph's ``SqliteStore``: ``put(..., ttl=minutes)`` (or the ``default_ttl``
-of the store's ``TTLConfig``) writes the item's expiry after its md-memory line, as
-``<!-- expires: 2026-07-14T12:30:00+00:00, ttl 10 min -->`` (see :mod:`.expiry`); a ``get`` or
-``search`` with ``refresh_ttl`` pushes the expiry of the items it returns to now plus their TTL
-(``SqliteStore`` also wants ``refresh_on_read=True`` in its config; LangGraph's ``BaseStore``
-already makes it each read's default); an expired item is still returned until
-:meth:`MarkdownBaseStore.sweep_ttl` (or the sweeper thread) deletes it, unless the ``TTLConfig``
-sets ``omit_expired``.
+TTLs behave as in LangGraph's ``SqliteStore``: ``put(..., ttl=minutes)`` (or the ``TTLConfig``'s
+``default_ttl``) writes the expiry after the item's line (:mod:`.expiry`); ``refresh_ttl`` reads push
+it on; an expired item is returned until :meth:`MarkdownBaseStore.sweep_ttl` (or the sweeper thread)
+deletes it, unless the ``TTLConfig`` sets ``omit_expired``.
 
 Example:
     .. code-block:: python
@@ -56,7 +41,6 @@ import concurrent.futures
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import (
@@ -88,7 +72,7 @@ from .items import (
     to_item,
     to_search_item,
 )
-from .namespaces import validate_op
+from .namespaces import NAMESPACE_FILE, unindexed_file_name, validate_op
 from .query import Ident, index_config, query_scores, rank_items, similarities, store_fields
 from .sections import StoredItem, check_key, namespace_preamble
 from .sweeper import Sweeper
@@ -99,16 +83,6 @@ if TYPE_CHECKING:
 __all__ = ["NAMESPACE_FILE", "MarkdownBaseStore", "unindexed_file_name"]
 
 logger = logging.getLogger(__name__)
-
-NAMESPACE_FILE = "store.md"
-"""The Markdown file holding one namespace's items, inside the namespace's folder."""
-
-
-def unindexed_file_name(file_name: str = NAMESPACE_FILE) -> str:
-    """The hidden sibling of a namespace file, for ``index=False`` items (``.store.unindexed.md``)."""
-    name = PurePosixPath(file_name)
-    return f".{name.stem}.unindexed{name.suffix}"
-
 
 _Found = tuple[tuple[str, ...], StoredItem]
 """An item as read from its namespace file."""

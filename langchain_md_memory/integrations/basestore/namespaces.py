@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 from langgraph.store.base import (
     GetOp,
@@ -24,7 +25,19 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-__all__ = ["check_labels", "is_label", "namespace_file", "validate_op"]
+__all__ = [
+    "NAMESPACE_FILE", "check_labels", "is_label", "namespace_file", "unindexed_file_name", "validate_op",
+]
+
+NAMESPACE_FILE = "store.md"
+"""The Markdown file holding one namespace's items, inside the namespace's folder."""
+
+
+def unindexed_file_name(file_name: str = NAMESPACE_FILE) -> str:
+    """The hidden sibling of a namespace file, for ``index=False`` items (``.store.unindexed.md``)."""
+    name = PurePosixPath(file_name)
+    return f".{name.stem}.unindexed{name.suffix}"
+
 
 _BAD_LABEL_RE = re.compile(r"[/\\\x00-\x1f\x7f\ud800-\udfff]")
 

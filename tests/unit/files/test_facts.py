@@ -7,20 +7,18 @@ import pytest
 from langchain_md_memory.errors import MemoryInputError
 from langchain_md_memory.files.chunker import chunk_markdown
 from langchain_md_memory.files.facts import (
-    expire_in,
     expired,
     expiry_date,
     fact_lines,
-    into_section,
     normalize_fact,
     parse_provenance,
     provenance_day,
     provenance_label,
     same_fact,
-    supersede_in,
     with_expiry,
     with_provenance,
 )
+from langchain_md_memory.files.sections import expire_in, into_section, supersede_in
 
 DAY = dt.date(2026, 12, 3)
 
