@@ -132,9 +132,9 @@ def _check_mcp(args: argparse.Namespace) -> str | None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO, bar: ProgressBar | None) -> int:
-    from . import commands  # the heavy imports start here, after the arguments are known to be fine
+    from .commands import run  # the heavy imports start here, after the arguments are known to be fine
 
-    return commands.run(args, out, err, bar)
+    return run(args, out, err, bar)
 
 
 def one_line(exc: BaseException) -> str:
