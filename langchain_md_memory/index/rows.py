@@ -19,7 +19,7 @@ import numpy as np
 from ..text import script_group
 from ..types import ChunkRecord, FileKind
 
-__all__ = ["ChunkRow", "FileState", "chunk_record"]
+__all__ = ["ChunkRow", "FileState", "chunk_record", "chunk_values"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,12 @@ class ChunkRow:
     context: str = ""
 
     @property
+    def n_terms(self) -> int:
+        """How many keyword terms the chunk has (its BM25 length)."""
+        # Terms are single words joined by one space (``index_terms``): counting the spaces counts them.
+        return self.terms.count(" ") + 1 if self.terms else 0
+
+    @property
     def script(self) -> int:
         """The script group of what the chunk is embedded as (heading, text and context): the
         group its vector is measured in (see :mod:`langchain_md_memory.index.scripts`). A short
@@ -63,3 +69,11 @@ def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
         file_kind=cast(FileKind, row[8]),
         updated_at=row[9],
     )
+
+
+def chunk_values(rowid: int, row: ChunkRow, script: int) -> tuple[object, ...]:
+    """One ``chunks`` row, in the column order of ``MemoryIndex.replace_file``'s INSERT."""
+    rec = row.record
+    return (rowid, rec.id, rec.path, rec.start_line, rec.end_line, rec.heading, rec.text, rec.hash,
+            row.embed_hash, row.context, script, rec.file_kind, rec.updated_at, row.n_terms,
+            row.vector is not None)

@@ -33,6 +33,7 @@ __all__ = [
     "PAGE_SIZE",
     "SCHEMA_VERSION",
     "VECTOR_JOIN",
+    "bump_generation",
     "connect",
     "index_error",
     "is_busy",
@@ -80,6 +81,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(terms, tokenize = 'unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_instances USING fts5vocab(chunks_fts, 'instance');
 CREATE TABLE IF NOT EXISTS embedding_cache (
     hash TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
@@ -184,11 +186,19 @@ def repair_if_inconsistent(conn: sqlite3.Connection) -> str | None:
         conn.execute("DELETE FROM chunks_fts")
         conn.execute("DELETE FROM chunks")
         conn.execute("DELETE FROM files")
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES ('generation', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-        )
+        bump_generation(conn)
     return note
+
+
+def bump_generation(conn: sqlite3.Connection) -> int:
+    """Count one more change of the index (readers in other processes reload what they keep); returns
+    the generation before it."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('generation', '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    )
+    return int(row[0]) if row is not None else 0
 
 
 def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:
