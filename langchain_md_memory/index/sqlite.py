@@ -30,7 +30,7 @@ from .connection import IndexConnection, Rows
 from .health import IndexHealth
 from .keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf, scaled_to_best
 from .postings import Change, KeywordPostings
-from .rows import ChunkRow, FileState, chunk_record, chunk_values
+from .rows import ChunkRow, FileState, RecordCache, chunk_record, chunk_values
 from .schema import (
     CHUNK_COLUMNS,
     IDENTITY,
@@ -66,6 +66,7 @@ class MemoryIndex(IndexHealth):
         self.path = path
         self._vectors: ScriptVectors | None = None
         self._postings = KeywordPostings(self._db.query)
+        self._records = RecordCache()
         self._last_idf = LastTermIdf()
 
     # -- opening -----------------------------------------------------------------
@@ -333,10 +334,12 @@ class MemoryIndex(IndexHealth):
         """The chunks with these rowids (rowids of chunks that are gone are left out)."""
         if not rowids:
             return {}
-        marks = ",".join("?" * len(rowids))
-        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})"
-        rows = self._db.query(sql, list(rowids))
-        return {r[0]: chunk_record(r) for r in rows.fetchall()}
+        with self._db.read_snapshot():  # the records kept belong to the generation they were read in
+            return self._records.get(self._generation(), rowids, self._read_records)
+
+    def _read_records(self, rowids: list[int]) -> dict[int, ChunkRecord]:
+        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({','.join('?' * len(rowids))})"
+        return {r[0]: chunk_record(r) for r in self._db.query(sql, rowids)}
 
     def _vector_matrix(self) -> ScriptVectors:
         generation = self._generation()
