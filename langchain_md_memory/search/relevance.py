@@ -115,9 +115,13 @@ class Coverage:
 
     def __init__(self, terms: Sequence[str], weights: Mapping[str, float] | None = None,
                  translations: Translations | None = None) -> None:
-        self.terms, self._weights, self._translations = terms, weights, translations
+        self.terms = terms
         self._weight = [weights.get(term, 0.0) if weights else 1.0 for term in terms]
         self._whole = sum(sorted(self._weight, reverse=True)[:FULL_COVERAGE_TERMS]) * FULL_COVERAGE_SHARE
+        # Each term's translations with what one held counts (at most the term's weight: a translation
+        # says no more than its own rarity in the memory), worked out once for every text.
+        self._crossed = [[(alt, min(w, _rarest(alt, weights))) for alt in (translations or {}).get(term, ())]
+                         for term, w in zip(terms, self._weight, strict=True)]
         self._seen: dict[str, float] = {}
 
     def __call__(self, text: str) -> float:
@@ -127,15 +131,14 @@ class Coverage:
         return known
 
     def _coverage(self, text: str) -> float:
-        present, weights, translations = token_set(text), self._weights, self._translations
+        present = token_set(text)
         found = 0.0
-        for term, w in zip(self.terms, self._weight, strict=True):
+        for term, w, crossed in zip(self.terms, self._weight, self._crossed, strict=True):
             if term in present:
                 found += w
-            elif translations:
-                held = [alt for alt in translations.get(term, ()) if present.issuperset(alt)]
-                # A translation says no more than its own rarity in the memory.
-                found += CROSSED_WEIGHT * max((min(w, _rarest(alt, weights)) for alt in held), default=0.0)
+            elif crossed:
+                held = [value for alt, value in crossed if present.issuperset(alt)]
+                found += CROSSED_WEIGHT * max(held, default=0.0)
         return min(1.0, found / self._whole) if self._whole > 0 else 0.0
 
 
