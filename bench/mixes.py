@@ -46,7 +46,7 @@ from .keyword_baselines import agreement, exhaustive_keyword, top_rowids
 from .synthetic import CJK_PHRASES, HashingEmbeddings, Layout, write_memory
 from .timing import summarize
 
-__all__ = ["MIXES", "bench_mixes", "mix_queries", "mixes_table", "probe_mixes"]
+__all__ = ["MIXES", "bench_mixes", "mix_queries", "mixes_table", "mixes_targets", "probe_mixes"]
 
 MIXES = ("english", "plain", "chinese", "identifiers", "common")
 VOCABULARY = 3_000
@@ -202,6 +202,33 @@ def _run_probe(root: Path, vector_dtype: str, queries: dict[str, list[str]]) -> 
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["probe failed"])[-1]}
     return dict(json.loads(done.stdout))
+
+
+def mixes_targets(sizes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Issue 35's must-shows, for the sizes measured: each says its figures and whether it is met."""
+    out: dict[str, Any] = {}
+    for s in sizes:
+        mixes, n = s["mixes"], s["chunks"]
+        ratios = {mix: m["ratios"] for mix, m in mixes.items()}
+        if n <= 20_000:
+            faster = {mix: r["a_over_hybrid"] for mix, r in ratios.items()}
+            out[f"{n}_every_mix_20x_faster_than_the_spec_scan"] = {
+                "ratios": faster, "met": all(r is not None and r >= 20 for r in faster.values())}
+        elif n <= 200_000:
+            for key, label in (("hybrid_over_b", "no_watcher"), ("watched_over_b", "watcher")):
+                within = {mix: r[key] for mix, r in ratios.items()}
+                out[f"{n}_every_mix_within_1.5x_of_the_floor_{label}"] = {
+                    "ratios": within, "met": all(r is not None and r <= 1.5 for r in within.values())}
+        else:
+            worst = min(m["vector_agreement_with_float32"] for m in mixes.values())
+            peak = s["probe"].get("peak_rss_mb")
+            out[f"{n}_peak_rss_at_most_1gb_and_top24_agreement_0.99"] = {
+                "peak_rss_mb": peak, "worst_vector_agreement": worst,
+                "met": peak is not None and peak <= 1024 and worst >= 0.99}
+        keyword = {mix: m["keyword_agreement_with_exhaustive"] for mix, m in mixes.items()}
+        out[f"{n}_keyword_top24_agrees_with_exhaustive_bm25"] = {
+            "agreement": keyword, "met": all(a == 1.0 for a in keyword.values())}
+    return out
 
 
 def mixes_table(sizes: Sequence[dict[str, Any]]) -> str:
