@@ -16,8 +16,8 @@ Example:
 
         postings = KeywordPostings(db.query)
         postings.follow(generation)                  # inside the read snapshot
-        bond = postings.term("bond")                 # Postings(rowids, tf, lengths)
-        n_docs, avg_len = postings.corpus_stats()
+        bond, doc_freq = postings.term("bond")       # Postings(rowids, tf, lengths), FTS5's count
+        tops, idf = postings.searches([["bond", "ladder"]], limit=24)   # [[(bm25, rowid)]], idf
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ class KeywordPostings:
                            total - sum(n for _, n, _ in removed) + sum(n for _, n, _ in added))
         if self._lengths is not None:
             ids, counts = self._lengths
-            keep = ~np.isin(ids, np.fromiter((r for r, _, _ in removed), np.int64, len(removed)))
+            keep = _kept(ids, [r for r, _, _ in removed])
             new_ids = np.fromiter((r for r, _, _ in added), np.int64, len(added))
             new_counts = np.fromiter((n for _, n, _ in added), np.int32, len(added))
             merged = _merged(ids[keep], (counts[keep],), new_ids, (new_counts,))
@@ -218,7 +218,7 @@ class KeywordPostings:
             return
         for term, rows in _by_term(removed, self._terms).items():
             old = self._terms[term][0]
-            keep = ~np.isin(old.rowids, np.asarray([r for r, _ in rows], dtype=np.int64))
+            keep = _kept(old.rowids, [r for r, _ in rows])
             self._replace(term, Postings(old.rowids[keep], old.tf[keep], old.lengths[keep]))
         for term, rows in _by_term(added, self._terms).items():
             old = self._terms[term][0]
@@ -242,6 +242,17 @@ def _by_term(changes: Iterable[Change], kept: OrderedDict[str, tuple[Postings, i
             if term in kept:
                 out.setdefault(term, []).append((rowid, (tf, n_terms)))
     return out
+
+
+def _kept(ids: np.ndarray, removed: Sequence[int]) -> np.ndarray:
+    """A mask of the ascending ``ids`` not in ``removed``: a binary search each, not a pass over all of
+    them per removed rowid (a write removes a file's few chunks from up to a million)."""
+    keep = np.ones(len(ids), dtype=bool)
+    if len(ids) and removed:
+        gone = np.asarray(removed, dtype=np.int64)
+        at = np.minimum(np.searchsorted(ids, gone), len(ids) - 1)
+        keep[at[ids[at] == gone]] = False
+    return keep
 
 
 def _merged(ids: np.ndarray, columns: tuple[np.ndarray, ...], new_ids: np.ndarray,
