@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,6 +109,18 @@ class NumpyFloor:
     def from_index(cls, index_path: str) -> NumpyFloor:
         """Load every vector of an index file."""
         return cls.from_arrays(*read_vectors(index_path))
+
+    def agreement(self, query: np.ndarray, found: Sequence[int], k: int) -> float:
+        """Share of the exact top ``k`` that ``found`` (rowids) holds; a row tied with the exact k-th
+        (within 1e-6) counts as one of them, so exact ties broken another way do not count as misses."""
+        q = np.asarray(query, dtype=np.float32)
+        scores = self.matrix @ (q / np.linalg.norm(q))
+        k = min(k, scores.shape[0])
+        if not k:
+            return float(not found)
+        kth = float(np.partition(scores, scores.shape[0] - k)[scores.shape[0] - k])
+        held = scores[np.isin(self.ids, np.asarray(found, dtype=np.int64))]
+        return int(np.count_nonzero(held >= kth - 1e-6)) / k
 
     def top_k(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The ``k`` rows of highest cosine with ``query``, best first."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -37,11 +36,10 @@ def _build(source: Path, work: Path) -> tuple[float, list[str]]:
     with MarkdownMemory(folder, embeddings="local") as mem:
         mem.sync()
         status = mem.status()
-    seconds = time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        rows = mem.index.read("SELECT DISTINCT heading, text, context FROM chunks")  # type: ignore[attr-defined]
     if status["embedded"] != status["chunks"]:
         raise RuntimeError(f"{status['chunks'] - status['embedded']} chunks left without a vector")
-    with sqlite3.connect(folder / "index.sqlite") as conn:
-        rows = conn.execute("SELECT DISTINCT heading, text, context FROM chunks").fetchall()
     return seconds, [embed_text(*row) for row in rows]
 
 

@@ -288,22 +288,23 @@ def _no_network() -> None:
     socket.getaddrinfo = refuse
 
 
-def measure(name: str) -> dict[str, Any]:
-    """Speed, probe and size numbers for one candidate."""
+def measure(name: str, texts: int | None = None) -> dict[str, Any]:
+    """Speed, probe and size numbers for one candidate (``texts``: at most this many of each speed set,
+    and one round of query timings)."""
     _no_network()
     started = time.perf_counter()
     emb = FACTORIES[name]()
     emb.embed_documents(["warm up"])
     load_s = time.perf_counter() - started
 
-    paras = dev_paragraphs()
-    short = memory_lines(200)
+    paras = dev_paragraphs()[:texts]
+    short = memory_lines(200)[:texts]
     _docs_per_s(emb, paras[:32])  # warm-up at this batch shape
     paras_rate = _docs_per_s(emb, paras)
     short_rate = _docs_per_s(emb, short)
 
     lat = []
-    for _ in range(3):
+    for _ in range(3 if texts is None else 1):  # a smoke run (``texts``) times each query once
         for q, _p in ZH_PAIRS + EN_PAIRS:
             t0 = time.perf_counter()
             emb.embed_query(q)
@@ -334,12 +335,13 @@ def measure(name: str) -> dict[str, Any]:
     }
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Measure one candidate and print its numbers."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("candidate", choices=list(FACTORIES))
-    args = ap.parse_args()
-    numbers = measure(args.candidate)
+    ap.add_argument("--texts", type=int, help="at most this many texts per speed measurement (a smoke run)")
+    args = ap.parse_args(argv)
+    numbers = measure(args.candidate, args.texts)
     print(f"{args.candidate}: " + " ".join(
         f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in numbers.items()))
     return 0

@@ -19,7 +19,7 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from langchain_md_memory import MarkdownMemory, create_memory_tools
@@ -50,22 +50,22 @@ def pasted(chars: int, seed: int = 7) -> str:
     return "".join(out)[:chars]
 
 
-def query_costs(repeats: int) -> int:
-    """Median seconds per query size through the API and the tool, and the ratios to 2,000 chars."""
+def query_costs(repeats: int, sizes: Sequence[int] = QUERY_SIZES) -> int:
+    """Median seconds per query size through the API and the tool, and the ratios to the first size."""
     with tempfile.TemporaryDirectory() as tmp, MarkdownMemory(tmp, embeddings="local") as mem:
         mem.append("- Rebalances the bond ladder every spring")
         mem.append("- Feeds the sourdough starter every Sunday")
         tool = next(t for t in create_memory_tools(mem) if t.name == "memory_search")
         mem.search("warm-up")  # the model loads and the index builds outside the timings
-        queries = {n: pasted(n) for n in QUERY_SIZES}
+        queries = {n: pasted(n) for n in sizes}
         surfaces: dict[str, Callable[[str], object]] = {
             "search()": mem.search, "memory_search tool": lambda q: tool.invoke({"query": q})}
         for name, run in surfaces.items():
             times = {}
             for n, query in queries.items():
                 times[n] = statistics.median(_timed(functools.partial(run, query)) for _ in range(repeats))
-            base = times[QUERY_SIZES[0]]
-            for n in QUERY_SIZES:
+            base = times[sizes[0]]
+            for n in sizes:
                 print(f"{name:20} {n:>8,} chars: {times[n] * 1000:8.1f} ms  ({times[n] / base:.2f}x)")
     return 0
 
@@ -75,9 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--megabytes", type=int, default=200)
     parser.add_argument("--queries", action="store_true", help="time pasted documents as queries instead")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sizes", default=",".join(map(str, QUERY_SIZES)),
+                        help="with --queries: query sizes in characters (default %(default)s)")
     args = parser.parse_args(argv)
     if args.queries:
-        return query_costs(args.repeats)
+        return query_costs(args.repeats, [int(n) for n in args.sizes.split(",")])
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "memory"
         root.mkdir()

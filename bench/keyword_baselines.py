@@ -2,12 +2,14 @@
 
 - :func:`exhaustive_keyword` scores *every* chunk matching any query term with the package's own
   :func:`~langchain_md_memory.index.keyword.bm25_score` (Lucene idf, the same query terms: stop words
-  dropped, at most 32) and keeps the best ``limit``, ties to the lower rowid. It is the reference: no
-  FTS5 ranking, no cap. (The bench used to compare against ``keyword_search`` with its postings budget
-  lifted, which still took FTS5's top 48 by FTS5's own idf and rescored those: close to, but not, this.)
+  dropped, at most 32), one chunk at a time from its FTS5 terms, and keeps the best ``limit``, ties to
+  the lower rowid. It is the reference: no postings kept in memory, no numpy, no cap.
 - :func:`bounded_keyword_before` is keyword recall as it was before the exact search, kept line for
   line so both run in one process: the rarest terms up to 5,000 postings, FTS5's top 48 by its
   ``bm25()``, rescored.
+
+Both read the index through its documented interface: ``snapshot()``, ``read()`` (read-only SQL),
+``corpus_stats()`` and ``records()``.
 
 Example:
     .. code-block:: python
@@ -36,19 +38,19 @@ def _terms_and_df(index: MemoryIndex, query: str) -> tuple[list[str], dict[str, 
     if not terms:
         return [], {}
     marks = ",".join("?" * len(terms))
-    rows = index._db.query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms)
+    rows = index.read(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms)
     return terms, {str(t): int(n) for t, n in rows}
 
 
 def exhaustive_keyword(index: MemoryIndex, query: str, limit: int) -> list[tuple[float, int]]:
     """``(bm25, rowid)`` of the ``limit`` best chunks, every matching chunk scored."""
-    with index._db.read_snapshot():
+    with index.snapshot():
         terms, df = _terms_and_df(index, query)
         if not terms:
             return []
-        n_docs, avg_len = index._corpus_stats()
+        n_docs, avg_len = index.corpus_stats()
         idf = {t: lucene_idf(n_docs, df.get(t, 0)) for t in terms}
-        rows = index._db.query(
+        rows = index.read(
             "SELECT rowid, terms FROM chunks_fts WHERE chunks_fts MATCH ?", (match_expression(terms),)
         )
         scored = [(bm25_score(terms, text.split(), idf, avg_len), int(rowid)) for rowid, text in rows]
@@ -79,23 +81,22 @@ def _bm25_before(
 
 def bounded_keyword_before(index: MemoryIndex, query: str, limit: int) -> list[tuple[Any, float]]:
     """Keyword recall before the exact search: ``[(ChunkRecord, score in (0, 1])]``, best first."""
-    db = index._db
-    with db.read_snapshot():
+    with index.snapshot():
         terms, df = _terms_and_df(index, query)
         if not terms or limit <= 0:
             return []
-        candidates = [r[0] for r in db.query(
+        candidates = [r[0] for r in index.read(
             "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?",
             (match_expression(_bounded_terms(terms, df, _BUDGET_BEFORE)), max(2 * limit, 32)),
         )]
         if not candidates:
             return []
-        n_docs, avg_len = index._corpus_stats()
+        n_docs, avg_len = index.corpus_stats()
         idf = {t: lucene_idf(n_docs, df.get(t, 0)) for t in terms}
         marks = ",".join("?" * len(candidates))
         scored = [
             (_bm25_before(terms, text.split(), idf, avg_len), rowid)
-            for rowid, text in db.query(
+            for rowid, text in index.read(
                 f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({marks})", candidates
             )
         ]
@@ -103,7 +104,7 @@ def bounded_keyword_before(index: MemoryIndex, query: str, limit: int) -> list[t
         top = scored[:limit]
         if not top:
             return []
-        records = index._records_by_rowid([rowid for _, rowid in top])
+        records = index.records([rowid for _, rowid in top])
     best = top[0][0]
     return [(records[r], max(s / best, 1e-6) if best > 0 else 1.0) for s, r in top if r in records]
 
@@ -114,7 +115,7 @@ def top_rowids(index: MemoryIndex, hits: Sequence[tuple[Any, float]]) -> set[int
     if not ids:
         return set()
     marks = ",".join("?" * len(ids))
-    return {int(r[0]) for r in index._db.query(f"SELECT rowid FROM chunks WHERE id IN ({marks})", ids)}
+    return {int(r[0]) for r in index.read(f"SELECT rowid FROM chunks WHERE id IN ({marks})", ids)}
 
 
 def agreement(found: set[int], exact: set[int]) -> float:

@@ -45,7 +45,7 @@ _DOMAIN = (  # noqa: SIM905 - a word list reads better as prose
     "decision plan target horizon conservative aggressive moderate sector tech energy health "
     "utilities real estate reit income growth value momentum screen watchlist alert threshold"
 ).split()
-_CJK_PHRASES = (
+CJK_PHRASES = (
     "风险偏好稳健",
     "单只个股不超过总仓位",
     "每月定投指数基金",
@@ -90,6 +90,7 @@ class Layout:
     chunks: int
     markdown_bytes: int
     vocabulary: list[str]
+    identifiers: tuple[str, ...] = ()
 
 
 def write_memory(
@@ -99,14 +100,20 @@ def write_memory(
     sections_per_file: int = 50,
     seed: int = 7,
     vocabulary_size: int = 20_000,
+    identifiers: float = 0.0,
 ) -> Layout:
     """Write ``chunks`` sections as daily logs (``YYYY-MM-DD.md``) plus a ``MEMORY.md``.
 
     Every section is ``## HH:MM topic`` and one paragraph of 20–60 words, so
     the chunker makes exactly one chunk per section. Words follow a Zipf law
     over the vocabulary (stopwords most frequent); one paragraph in eight is
-    Chinese.
+    Chinese. ``identifiers`` is the share of paragraphs that also name one of
+    200 code identifiers (``svc-kalo-v2``, ``KALO_RETRIES``, ``getKaloMine``...);
+    drawn apart, so the rest of the memory is the same with or without them.
     """
+    names = _identifiers(np.random.default_rng(seed + 1)) if identifiers > 0 else []
+    named = np.random.default_rng(seed + 2).random(chunks) < identifiers if names else np.zeros(chunks, bool)
+    which = np.random.default_rng(seed + 3).integers(0, max(len(names), 1), chunks)
     rng = np.random.default_rng(seed)
     vocab = _vocabulary(vocabulary_size, rng)
     ranks = np.arange(1, len(vocab) + 1, dtype=np.float64)
@@ -115,7 +122,7 @@ def write_memory(
     lengths = rng.integers(20, 61, chunks)
     words = rng.choice(len(vocab), size=int(lengths.sum()), p=probs)
     cjk = rng.random(chunks) < 0.125
-    cjk_pick = rng.integers(0, len(_CJK_PHRASES), (chunks, 3))
+    cjk_pick = rng.integers(0, len(CJK_PHRASES), (chunks, 3))
     topics = rng.integers(len(_STOPWORDS), len(_STOPWORDS) + len(_DOMAIN), (chunks, 2))
     out = Path(root)
     out.mkdir(parents=True, exist_ok=True)
@@ -134,12 +141,14 @@ def write_memory(
         topic = f"{vocab[topics[i, 0]]} {vocab[topics[i, 1]]}"
         if cjk[i]:
             body = (
-                "，".join(_CJK_PHRASES[int(j)] for j in cjk_pick[i])
+                "，".join(CJK_PHRASES[int(j)] for j in cjk_pick[i])
                 + "。"
                 + " ".join(vocab[int(w)] for w in ids[:8])
             )
         else:
             body = " ".join(vocab[int(w)] for w in ids)
+        if named[i]:
+            body += f" (see `{names[int(which[i])]}`)"
         return f"## {9 + i % 10:02d}:{(i * 7) % 60:02d} {topic}\n\n- {body}.\n"
 
     def emit(name: str, title: str, count: int) -> None:
@@ -162,7 +171,23 @@ def write_memory(
         emit(f"{date.isoformat()}.md", date.isoformat(), count)
         remaining -= count
         n_day += 1
-    return Layout(out, files, chunks, size, vocab)
+    used = tuple(dict.fromkeys(names[int(j)] for j in which[named])) if names else ()
+    return Layout(out, files, chunks, size, vocab, used)
+
+
+def _identifiers(rng: np.random.Generator, count: int = 200) -> list[str]:
+    """Code identifiers in the shapes people write them: kebab, upper snake, dotted files, camel case."""
+    def word() -> str:
+        return "".join(_SYLLABLES[int(i)] for i in rng.integers(0, len(_SYLLABLES), int(rng.integers(2, 4))))
+
+    shapes = (
+        lambda: f"svc-{word()}-v{int(rng.integers(1, 5))}",
+        lambda: f"{word().upper()}_{word().upper()}",
+        lambda: f"{word()}.{word()}.yaml",
+        lambda: f"get{word().capitalize()}{word().capitalize()}",
+        lambda: f"{word()}_{word()}_id",
+    )
+    return list(dict.fromkeys(shapes[i % len(shapes)]() for i in range(count)))
 
 
 def edit_one_paragraph(layout: Layout) -> str:
@@ -185,7 +210,7 @@ def make_queries(layout: Layout, count: int, *, seed: int = 11) -> list[str]:
     queries: list[str] = []
     for i in range(count):
         if i % 7 == 6:
-            queries.append(_CJK_PHRASES[int(rng.integers(0, len(_CJK_PHRASES)))][:4] + "是多少")
+            queries.append(CJK_PHRASES[int(rng.integers(0, len(CJK_PHRASES)))][:4] + "是多少")
             continue
         body = _WORD_RE.findall(bodies[int(rng.integers(0, len(bodies)))])
         picked = [body[int(j)] for j in rng.integers(0, len(body), int(rng.integers(2, 4)))]

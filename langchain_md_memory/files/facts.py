@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -196,6 +197,7 @@ def _safe(value: str) -> str:
     return re.sub(r"[\s>]+", "_", str(value)).replace("--", "-")[:80]
 
 
+@functools.lru_cache(maxsize=4096)  # read from every hit of every search: its text, once
 def parse_provenance(text: str) -> tuple[str, ...]:
     """Every ``src:`` comment body in ``text``, in order, without repeats."""
     return tuple(dict.fromkeys(m[1] for m in _SRC_RE.finditer(text) if m[1]))

@@ -7,6 +7,7 @@ which refuses anything that could leave the memory directory.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -51,9 +52,10 @@ def resolve_alias(file: str, today: dt.date | None = None) -> str:
     return file
 
 
+@functools.lru_cache(maxsize=8192)
 def daily_date(relpath: str) -> dt.date | None:
     """The date of a daily log from its name (``2026-07-14.md``), else ``None``."""
-    # Plain string splitting: this runs for every hit of every search.
+    # Kept per path: ranking asks about every hit at several stages of every search.
     folder, _, name = relpath.rpartition("/")
     match = _DAILY_RE.match(name)
     if match is None or folder.rpartition("/")[2] == SESSIONS_DIR:

@@ -110,6 +110,14 @@ class SearchIndex(Protocol):
         """Keyword candidates, best first."""
         ...
 
+    def keyword_searches(self, queries: Sequence[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
+        """``keyword_search`` of each query (a question and its translation), answered together."""
+        ...
+
+    def holds_script(self, script: int) -> bool:
+        """False only when no indexed term is in ``script`` (``text.SCRIPT_CJK`` or ``SCRIPT_OTHER``)."""
+        ...
+
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each query term's BM25 idf over the indexed chunks (a term no chunk holds gets the highest)."""
         ...

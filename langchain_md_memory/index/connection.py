@@ -60,13 +60,19 @@ class IndexConnection:
                 self._conn.execute("PRAGMA journal_mode = DELETE")
             self.close()
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> Rows:
-        """All rows of ``sql``, read whole under the lock."""
+    def query(self, sql: str, params: Sequence[Any] = (), *, read_only: bool = False) -> Rows:
+        """All rows of ``sql``, read whole under the lock; ``read_only``: under ``query_only`` (no writes)."""
         # Rows are read whole under the lock: a cursor read after it is released lets another thread
         # write on the shared connection mid-query, and FTS5 then aborts the read ("query aborted").
         with self.lock:
             try:
-                return Rows(retry_busy(lambda: self._conn.execute(sql, params).fetchall()))
+                if read_only:
+                    self._conn.execute("PRAGMA query_only = 1")
+                try:
+                    return Rows(retry_busy(lambda: self._conn.execute(sql, params).fetchall()))
+                finally:
+                    if read_only:
+                        self._conn.execute("PRAGMA query_only = 0")
             except sqlite3.Error as exc:
                 raise index_error(exc, f"index query failed on {self.path}") from exc
 

@@ -1,13 +1,16 @@
 """Keyword scoring: BM25 with a positive idf.
 
-FTS5 finds the chunks that match; these pure functions score what it found
-(:mod:`.keyword_topk` finds the exact top k without scoring every match).
+:func:`bm25_score` scores one document, the definition; :func:`bm25_top_k` scores every posting of
+the query's terms at once with numpy (the same arithmetic in the same order, so the same floats) and
+keeps the best (:mod:`.postings` holds the postings).
 
 Example:
     .. code-block:: python
 
         idf = {"bond": lucene_idf(10, 2)}
         assert bm25_score(["bond"], ["bond", "ladder"], idf, avg_len=2.0) > 0
+        bond = Postings(np.array([3, 7]), np.array([1, 2]), np.array([2, 5]))
+        assert [rowid for _, rowid in bm25_top_k([bond], [idf["bond"]], avg_len=2.0, limit=1)] == [3]
 """
 
 from __future__ import annotations
@@ -15,18 +18,21 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple, TypeVar
+
+import numpy as np
 
 __all__ = [
-    "BM25_B", "BM25_K1", "MAX_QUERY_TERMS", "POSTINGS_BUDGET", "LastTermIdf", "bm25_score", "lucene_idf",
+    "BM25_B", "BM25_K1", "MAX_QUERY_TERMS", "LastTermIdf", "Postings", "bm25_parts", "bm25_score",
+    "bm25_top_k", "lucene_idf", "scaled_to_best",
 ]
+
+T = TypeVar("T")
 
 BM25_K1 = 1.2
 BM25_B = 0.75
 MAX_QUERY_TERMS = 32
 """A longer query is cut to its first this many terms (keyword recall and the coverage weights)."""
-# The first round of keyword recall ranks the rarest query terms up to about this many postings; the
-# frequent terms join only when bounds say they could change the top k (see keyword_topk).
-POSTINGS_BUDGET = 5_000
 
 
 def lucene_idf(n_docs: int, doc_freq: int) -> float:
@@ -51,6 +57,69 @@ def bm25_score(
         if tf:
             score += idf[term] * tf * (BM25_K1 + 1) / (tf + norm)
     return score
+
+
+class Postings(NamedTuple):
+    """The chunks holding one term: rowids ascending, the term's count in each, each chunk's term count."""
+
+    rowids: np.ndarray  # int64
+    tf: np.ndarray  # int32
+    lengths: np.ndarray  # int32
+
+
+def bm25_parts(postings: Postings, idf: float, avg_len: float) -> np.ndarray:
+    """Each posting's part of its chunk's BM25: :func:`bm25_score`'s expression for one term, over arrays.
+
+    The same operations in the same order on the same float64 values: the same floats.
+    """
+    freq, length = postings.tf.astype(np.float64), postings.lengths.astype(np.float64)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / avg_len)
+    parts: np.ndarray = idf * freq * (BM25_K1 + 1) / (freq + norm)
+    return parts
+
+
+def bm25_top_k(postings: Sequence[Postings], idf: Sequence[float], avg_len: float, limit: int,
+               parts: Sequence[np.ndarray] | None = None) -> list[tuple[float, int]]:
+    """The ``limit`` best ``(bm25, rowid)`` of the chunks in ``postings``, best first, ties to lower rowids.
+
+    ``postings[i]`` is the i-th query term's, weighed by ``idf[i]`` (``parts[i]``, when given, is
+    its :func:`bm25_parts`, worked out before). Every posting is scored: the exhaustive top k,
+    whatever the terms' frequencies. A chunk's parts are added in query-term order (``bincount``
+    adds in array order), so each score is the float :func:`bm25_score` gives.
+    """
+    if parts is None:
+        parts = [bm25_parts(p, weight, avg_len) for p, weight in zip(postings, idf, strict=True)]
+    held = [(p.rowids, part) for p, part in zip(postings, parts, strict=True) if len(p.rowids)]
+    if not held or limit <= 0:
+        return []
+    if len(held) == 1:
+        ids, scores = held[0]
+    else:
+        every, weights = np.concatenate([r for r, _ in held]), np.concatenate([w for _, w in held])
+        top = int(every.max())
+        if top <= 32 * len(every):  # a pass over the rowids' range beats a sort (every score is > 0)
+            sums = np.bincount(every, weights=weights, minlength=top + 1)
+            ids = np.flatnonzero(sums > 0)  # a boolean mask: numpy finds its nonzeros far faster
+            scores = sums[ids]
+        else:
+            ids, inverse = np.unique(every, return_inverse=True)
+            scores = np.bincount(inverse, weights=weights, minlength=len(ids))
+    if len(ids) > limit:  # the candidates at or above the k-th score, ties included, then exact order
+        kth = np.partition(scores, len(ids) - limit)[len(ids) - limit]
+        keep = np.flatnonzero(scores >= kth)
+        ids, scores = ids[keep], scores[keep]
+    order = np.lexsort((ids, -scores))[:limit]
+    return [(float(scores[i]), int(ids[i])) for i in order]
+
+
+def scaled_to_best(top: Sequence[tuple[float, int]], records: Mapping[int, T]) -> list[tuple[T, float]]:
+    """``(record, score / best score)`` of a top k, in (0, 1]; a rowid without a record is left out."""
+    if not top:
+        return []
+    best = top[0][0]
+    if best <= 0.0:
+        return [(records[rowid], 1.0) for _, rowid in top if rowid in records]
+    return [(records[rowid], max(score / best, 1e-6)) for score, rowid in top if rowid in records]
 
 
 class LastTermIdf:

@@ -116,6 +116,8 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     _chunks_of_schema_2,
     # 3: the chunks waiting for a vector, found without reading the others (every sync asks).
     "CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(rowid) WHERE has_vector = 0",
+    # 4: each term's postings (chunk, column, offset) read by term, for keyword recall kept in memory.
+    "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_instances USING fts5vocab(chunks_fts, 'instance')",
 )
 """Schema changes in order: ``MIGRATIONS[i]`` takes version ``i`` to ``i + 1``. Append only, never edit."""
 

@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -19,7 +20,7 @@ import numpy as np
 from ..text import script_group
 from ..types import ChunkRecord, FileKind
 
-__all__ = ["ChunkRow", "FileState", "chunk_record"]
+__all__ = ["ChunkRow", "FileState", "RecordCache", "chunk_record", "chunk_values"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +45,46 @@ class ChunkRow:
     context: str = ""
 
     @property
+    def n_terms(self) -> int:
+        """How many keyword terms the chunk has (its BM25 length)."""
+        # Terms are single words joined by one space (``index_terms``): counting the spaces counts them.
+        return self.terms.count(" ") + 1 if self.terms else 0
+
+    @property
     def script(self) -> int:
         """The script group of what the chunk is embedded as (heading, text and context): the
         group its vector is measured in (see :mod:`langchain_md_memory.index.scripts`). A short
         English bullet embedded with the Chinese lines around it reads as Chinese to the model."""
         return script_group("\n".join((self.record.heading, self.record.text, self.context)))
+
+
+class RecordCache:
+    """Chunk records by rowid for one index generation: a memory's searches keep meeting the same chunks.
+
+    Not locked: the index reads and fills it under its connection's lock, in the read snapshot
+    whose generation it is given.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._generation = -1
+        self._records: dict[int, ChunkRecord] = {}
+
+    def get(self, generation: int, rowids: Sequence[int],
+            fetch: Callable[[list[int]], dict[int, ChunkRecord]]) -> dict[int, ChunkRecord]:
+        """The records of ``rowids`` (those gone left out), fetching the ones not kept."""
+        if generation != self._generation:
+            self._records.clear()
+            self._generation = generation
+        out = {rowid: record for rowid in rowids if (record := self._records.get(rowid)) is not None}
+        missing = [rowid for rowid in rowids if rowid not in out]
+        if missing:
+            found = fetch(missing)
+            if len(self._records) + len(found) > self._size:
+                self._records.clear()
+            self._records.update(found)
+            out.update(found)
+        return out
 
 
 def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
@@ -63,3 +99,11 @@ def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
         file_kind=cast(FileKind, row[8]),
         updated_at=row[9],
     )
+
+
+def chunk_values(rowid: int, row: ChunkRow, script: int) -> tuple[object, ...]:
+    """One ``chunks`` row, in the column order of ``MemoryIndex.replace_file``'s INSERT."""
+    rec = row.record
+    return (rowid, rec.id, rec.path, rec.start_line, rec.end_line, rec.heading, rec.text, rec.hash,
+            row.embed_hash, row.context, script, rec.file_kind, rec.updated_at, row.n_terms,
+            row.vector is not None)

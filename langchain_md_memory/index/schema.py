@@ -35,6 +35,7 @@ __all__ = [
     "PAGE_SIZE",
     "SCHEMA_VERSION",
     "VECTOR_JOIN",
+    "bump_generation",
     "connect",
     "index_error",
     "is_busy",
@@ -145,11 +146,19 @@ def repair_if_inconsistent(conn: sqlite3.Connection) -> str | None:
         conn.execute("DELETE FROM chunks_fts")
         conn.execute("DELETE FROM chunks")
         conn.execute("DELETE FROM files")
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES ('generation', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-        )
+        bump_generation(conn)
     return note
+
+
+def bump_generation(conn: sqlite3.Connection) -> int:
+    """Count one more change of the index (readers in other processes reload what they keep); returns
+    the generation before it."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('generation', '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    )
+    return int(row[0]) if row is not None else 0
 
 
 def _connect_checked(target: str, busy_timeout_ms: int) -> sqlite3.Connection:

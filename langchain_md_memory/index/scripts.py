@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..text import SCRIPT_CJK, SCRIPT_OTHER
 from .connection import IndexConnection
 from .schema import VECTOR_JOIN
-from .vectors import RESCORE_FACTOR, VectorDtype, VectorMatrix, rescore
+from .vectors import RESCORE_FACTOR, VectorDtype, VectorMatrix, from_blob, rescore
+
+K = TypeVar("K", int, str)
 
 __all__ = [
     "SCRIPT_CJK",
@@ -42,6 +45,7 @@ __all__ = [
     "combine_backgrounds",
     "load_script_vectors",
     "scripts_of",
+    "stored_vectors",
 ]
 
 
@@ -191,9 +195,18 @@ def load_script_vectors(db: IndexConnection, dtype: VectorDtype = "float32") -> 
 
 def scripts_of(db: IndexConnection, rowids: Sequence[int]) -> dict[int, int]:
     """The script group of each chunk by rowid (absent rowids are left out)."""
-    out: dict[int, int] = {}
-    for start in range(0, len(rowids), 500):
-        part = list(rowids[start : start + 500])
-        sql = f"SELECT rowid, script FROM chunks WHERE rowid IN ({','.join('?' * len(part))})"
-        out.update((int(r[0]), int(r[1])) for r in db.query(sql, part).fetchall())
-    return out
+    rows = _rows_in(db, "SELECT rowid, script FROM chunks WHERE rowid", rowids)
+    return {int(r[0]): int(r[1]) for r in rows}
+
+
+def stored_vectors(db: IndexConnection, key: str, keys: Sequence[K]) -> dict[K, np.ndarray]:
+    """Stored float32 vectors by ``key`` (``"rowid"`` or ``"id"``); chunks without one are left out."""
+    sql = f"SELECT c.{key}, e.vector FROM chunks c JOIN {VECTOR_JOIN} WHERE c.{key}"
+    return {r[0]: from_blob(r[1]) for r in _rows_in(db, sql, keys)}
+
+
+def _rows_in(db: IndexConnection, select: str, keys: Sequence[Any]) -> Iterator[Any]:
+    """The rows of ``select IN (keys)``, 500 keys a statement (well under SQLite's bound-variable limit)."""
+    for start in range(0, len(keys), 500):
+        part = list(keys[start : start + 500])
+        yield from db.query(f"{select} IN ({','.join('?' * len(part))})", part)

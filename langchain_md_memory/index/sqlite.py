@@ -18,36 +18,37 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
-from typing import cast
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
 import numpy as np
 
 from ..text import query_terms
 from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
-from .connection import IndexConnection
-from .keyword import MAX_QUERY_TERMS, POSTINGS_BUDGET, LastTermIdf, lucene_idf
-from .keyword_topk import document_frequencies, top_k
-from .rows import ChunkRow, FileState, chunk_record
+from .connection import IndexConnection, Rows
+from .health import IndexHealth
+from .keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf, scaled_to_best
+from .postings import Change, KeywordPostings
+from .rows import ChunkRow, FileState, RecordCache, chunk_record, chunk_values
 from .schema import (
     CHUNK_COLUMNS,
     IDENTITY,
     SCHEMA_VERSION,
-    VECTOR_JOIN,
+    bump_generation,
     connect,
     index_error,
     repair_if_inconsistent,
 )
-from .scripts import ScriptVectors, load_script_vectors, scripts_of
-from .vectors import VectorDtype, VectorMatrix, from_blob, to_blob
+from .scripts import ScriptVectors, load_script_vectors, scripts_of, stored_vectors
+from .vectors import VectorDtype, VectorMatrix, to_blob
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
 
 logger = logging.getLogger(__name__)
 
 
-class MemoryIndex:
+class MemoryIndex(IndexHealth):
     """One SQLite index file (WAL, busy timeout), safe to share across threads.
 
     Tools run on worker threads and retrievers in executors, so the connection
@@ -64,9 +65,8 @@ class MemoryIndex:
         """The embedding cache (vectors by content hash and embedding identity)."""
         self.path = path
         self._vectors: ScriptVectors | None = None
-        # FTS5 postings the first round of keyword recall may rank (see keyword_topk.top_k).
-        self.postings_budget = POSTINGS_BUDGET
-        self._stats: tuple[int, int, float] | None = None
+        self._postings = KeywordPostings(self._db.query)
+        self._records = RecordCache()
         self._last_idf = LastTermIdf()
 
     # -- opening -----------------------------------------------------------------
@@ -131,10 +131,8 @@ class MemoryIndex:
     def touch_file(self, state: FileState) -> None:
         """Record a new mtime/size for a file whose content hash did not change."""
         with self._db.write() as conn:
-            conn.execute(
-                "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
-                (state.mtime_ns, state.size, state.path),
-            )
+            conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+                         (state.mtime_ns, state.size, state.path))
 
     def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow]) -> tuple[int, int]:
         """Replace every chunk of one file in one transaction; returns (removed, added).
@@ -142,7 +140,7 @@ class MemoryIndex:
         An edited file's old text never stays searchable: its old chunks and
         their FTS rows go in the same transaction that adds the new ones.
         """
-        with self._db.write() as conn:
+        with self._write() as conn:
             removed = self._delete_chunks(conn, state.path)
             # The rowids SQLite would give (max + 1 onwards; this transaction holds the write lock), so the
             # rows and their FTS entries go in by two executemany calls instead of two statements a chunk.
@@ -153,7 +151,7 @@ class MemoryIndex:
                 "INSERT INTO chunks(rowid, id, path, start_line, end_line, heading, text, hash, embed_hash, "
                 "context, script, file_kind, updated_at, n_terms, has_vector) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                map(_chunk_values, rowids, rows, scripts),
+                map(chunk_values, rowids, rows, scripts),
             )
             fts_rows = ((rowids[i], row.terms) for i, row in enumerate(rows))
             conn.executemany("INSERT INTO chunks_fts(rowid, terms) VALUES (?, ?)", fts_rows)
@@ -171,30 +169,35 @@ class MemoryIndex:
                 "hash = excluded.hash, kind = excluded.kind, indexed_at = excluded.indexed_at",
                 (state.path, state.mtime_ns, state.size, state.hash, kind, time.time()),
             )
-            self._bump_generation(conn)
+            added = [(rowids[i], row.n_terms, row.terms) for i, row in enumerate(rows)]
+            self._postings.after_write(bump_generation(conn), removed, added)
         if self._vectors is not None:
-            self._vectors.remove(removed)
+            self._vectors.remove([rowid for rowid, _, _ in removed])
             self._vectors.add(added_ids, added_vectors, added_groups)
             self._vectors.generation = self._generation()
         return len(removed), len(rows)
 
     def remove_file(self, path: str) -> int:
         """Forget a file and all its chunks; returns the number of chunks removed."""
-        with self._db.write() as conn:
+        with self._write() as conn:
             removed = self._delete_chunks(conn, path)
             conn.execute("DELETE FROM files WHERE path = ?", (path,))
-            self._bump_generation(conn)
+            self._postings.after_write(bump_generation(conn), removed, [])
         if self._vectors is not None:
-            self._vectors.remove(removed)
+            self._vectors.remove([rowid for rowid, _, _ in removed])
             self._vectors.generation = self._generation()
         return len(removed)
 
-    def _delete_chunks(self, conn: sqlite3.Connection, path: str) -> list[int]:
-        rowids = [r[0] for r in conn.execute("SELECT rowid FROM chunks WHERE path = ?", (path,))]
-        if rowids:
-            conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ((r,) for r in rowids))
+    def _delete_chunks(self, conn: sqlite3.Connection, path: str) -> list[Change]:
+        """Delete one file's chunks; returns them as the keyword postings need them."""
+        # Their terms only when postings are kept in memory (to take them out of the kept terms).
+        terms = "(SELECT terms FROM chunks_fts WHERE rowid = c.rowid)" if self._postings.holds_terms else "''"
+        sql = f"SELECT rowid, n_terms, {terms} FROM chunks c WHERE path = ?"
+        removed = conn.execute(sql, (path,)).fetchall()
+        if removed:
+            conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ((r[0],) for r in removed))
             conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
-        return rowids
+        return [(int(r[0]), int(r[1]), str(r[2] or "")) for r in removed]
 
     def count_chunks(self) -> tuple[int, int]:
         """(chunks, chunks with a vector)."""
@@ -223,9 +226,9 @@ class MemoryIndex:
         """Attach vectors to chunks by rowid: the caller stored them in the cache (see ``VECTOR_JOIN``)."""
         if not vectors:
             return
-        with self._db.write() as conn:
+        with self._write() as conn:
             conn.executemany("UPDATE chunks SET has_vector = 1 WHERE rowid = ?", ((r,) for r, _ in vectors))
-            self._bump_generation(conn)
+            self._postings.after_write(bump_generation(conn), [], [])
         if self._vectors is not None:
             rowids = [rowid for rowid, _ in vectors]
             groups = scripts_of(self._db, rowids)
@@ -234,61 +237,59 @@ class MemoryIndex:
 
     def clear_vectors(self) -> None:
         """Drop every vector: the embedding identity changed (the caller stores the new one next)."""
-        with self._db.write() as conn:
+        with self._write() as conn:
             conn.execute("UPDATE chunks SET has_vector = 0")
-            self._bump_generation(conn)
+            self._postings.after_write(bump_generation(conn), [], [])
         self._vectors = None
 
     # -- search -------------------------------------------------------------------
 
     def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """BM25 keyword recall, scores in (0, 1], best first.
+        """BM25 keyword recall, scores in (0, 1] (divided by the best hit's), best first.
 
-        FTS5 finds the matching chunks; they are scored with BM25 using the
-        Lucene idf ``ln(1 + (N - n + 0.5) / (n + 0.5))``, which stays positive.
-        FTS5's own ``bm25()`` clamps the idf of a term found in more than half
-        of the chunks to ~0, so in a small memory a chunk matching only such a
-        term would score nothing. Scores are divided by the best hit's, so the
-        best match scores 1 and the order follows BM25 relevance.
+        Every chunk holding a query term is scored (:mod:`.postings`), with the Lucene idf
+        ``ln(1 + (N - n + 0.5) / (n + 0.5))``: it stays positive, where FTS5's ``bm25()``
+        gives a term in over half of the chunks ~0 and a small memory's matches nothing.
         """
+        return self.keyword_searches([query], limit)[0]
+
+    def keyword_searches(self, queries: Sequence[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
+        """:meth:`keyword_search` of each query, answered together: one snapshot, each term's postings
+        read once, the hits' records in one statement (a question and its translation, say)."""
         # The statements below must see one snapshot: another process's sync between them would
         # delete the candidates or, as SQLite reuses rowids, put other chunks under their rowids.
         with self._db.read_snapshot():
-            return self._keyword_search(query, limit)
-
-    def _keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        terms = query_terms(query)[:MAX_QUERY_TERMS]
-        if not terms or limit <= 0:
-            return []
-        df = document_frequencies(self._db.query, terms)
-        n_docs, avg_len = self._corpus_stats()
-        self._last_idf.keep(terms, {term: lucene_idf(n_docs, df.get(term, 0)) for term in terms})
-        # The exhaustive BM25 top ``limit``, read from a pool FTS5 ranks (see keyword_topk). Only rowids and
-        # the pool's terms come out of FTS5: no chunk text is read beyond the hits' records.
-        top = top_k(self._db.query, terms, df, n_docs=n_docs, avg_len=avg_len, limit=limit,
-                    budget=self.postings_budget)
-        if not top:  # no match, or the candidates were deleted (another thread's or process's sync)
-            return []
-        records = self._records_by_rowid([rowid for _, rowid in top])
-        best = top[0][0]
-        if best <= 0.0:
-            return [(records[rowid], 1.0) for _, rowid in top if rowid in records]
-        return [(records[rowid], max(score / best, 1e-6)) for score, rowid in top if rowid in records]
+            self._postings.follow(self._generation())
+            # Kept postings answer without FTS5: this cheap read makes a damaged keyword table fail here.
+            self._db.query("SELECT rowid FROM chunks_fts WHERE rowid = 0")
+            terms = [query_terms(query)[:MAX_QUERY_TERMS] for query in queries]
+            tops, idf = self._postings.searches(terms, limit)
+            if terms and terms[0]:
+                self._last_idf.keep(terms[0], idf)
+            records = self.records(sorted({rowid for top in tops for _, rowid in top}))
+        return [scaled_to_best(top, records) for top in tops]
 
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each term's Lucene idf over the chunks, as keyword search weighs it (see ``keyword_search``)."""
         if (kept := self._last_idf.take(terms)) is not None:  # this search's keyword recall read them
             return kept
         with self._db.read_snapshot():
-            df, (n_docs, _) = document_frequencies(self._db.query, terms), self._corpus_stats()
+            self._postings.follow(self._generation())
+            df, (n_docs, _) = self._postings.doc_freqs(terms), self._postings.corpus_stats()
         return {term: lucene_idf(n_docs, df.get(term, 0)) for term in terms}
 
-    def _corpus_stats(self) -> tuple[int, float]:
-        generation = self._generation()
-        if self._stats is None or self._stats[0] != generation:
-            row = self._db.query("SELECT count(*), avg(n_terms) FROM chunks").fetchone()
-            self._stats = (generation, int(row[0]), float(row[1] or 1.0) or 1.0)
-        return self._stats[1], self._stats[2]
+    def holds_script(self, script: int) -> bool:
+        """True when some indexed term is in ``script`` (``text.SCRIPT_CJK`` or ``SCRIPT_OTHER``): keywords
+        in another script can find nothing here."""
+        with self._db.read_snapshot():
+            self._postings.follow(self._generation())
+            return self._postings.holds_script(script)
+
+    def corpus_stats(self) -> tuple[int, float]:
+        """(chunks, mean terms per chunk): BM25's N and average document length (1.0 when empty)."""
+        with self._db.read_snapshot():
+            self._postings.follow(self._generation())
+            return self._postings.corpus_stats()
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
         """Cosine recall over the in-memory normalised matrices, scores clipped to [0, 1].
@@ -299,15 +300,13 @@ class MemoryIndex:
         # One snapshot from the generation check to the records: see keyword_search.
         with self._db.read_snapshot():
             top = self._vector_matrix().top_k(query, limit, stored=self._stored_vectors)
-            if not top:
+            if not top:  # nothing stored, or a zero query
                 return []
-            by_rowid = self._records_by_rowid([rowid for rowid, _ in top])
+            by_rowid = self.records([rowid for rowid, _ in top])
         return [(by_rowid[rowid], score) for rowid, score in top if rowid in by_rowid]
 
     def _stored_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-        sql = f"SELECT c.rowid, e.vector FROM chunks c JOIN {VECTOR_JOIN} WHERE c.rowid IN ({{}})"
-        rows = self._db.query(sql.format(",".join("?" * len(rowids))), list(rowids))
-        return {int(r[0]): from_blob(r[1]) for r in rows}
+        return stored_vectors(self._db, "rowid", rowids)
 
     def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
         """Mean and spread of the query's cosine to this memory's notes (see ``ScriptVectors.background``)."""
@@ -316,21 +315,14 @@ class MemoryIndex:
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors of chunks by id (chunks without one are absent)."""
-        out: dict[str, np.ndarray] = {}
-        for start in range(0, len(ids), 500):
-            part = list(ids[start : start + 500])
-            marks = ",".join("?" * len(part))
-            sql = f"SELECT c.id, e.vector FROM chunks c JOIN {VECTOR_JOIN} WHERE c.id IN ({marks})"
-            out.update((r[0], from_blob(r[1])) for r in self._db.query(sql, part).fetchall())
-        return out
+        return stored_vectors(self._db, "id", ids)
 
     def record_access(self, ids: Sequence[str]) -> None:
         """Count that these chunks were returned (for the optional access weight)."""
         if ids:
+            sql = "UPDATE chunks SET access_count = access_count + 1 WHERE id = ?"
             with self._db.write() as conn:
-                conn.executemany(
-                    "UPDATE chunks SET access_count = access_count + 1 WHERE id = ?", ((i,) for i in ids)
-                )
+                conn.executemany(sql, ((i,) for i in ids))
 
     def access_counts(self, ids: Sequence[str]) -> dict[str, int]:
         """How often each chunk was returned."""
@@ -338,11 +330,16 @@ class MemoryIndex:
         rows = self._db.query(f"SELECT id, access_count FROM chunks WHERE id IN ({marks})", list(ids))
         return {r[0]: int(r[1]) for r in rows.fetchall()}
 
-    def _records_by_rowid(self, rowids: Sequence[int]) -> dict[int, ChunkRecord]:
-        marks = ",".join("?" * len(rowids))
-        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({marks})"
-        rows = self._db.query(sql, list(rowids))
-        return {r[0]: chunk_record(r) for r in rows.fetchall()}
+    def records(self, rowids: Sequence[int]) -> dict[int, ChunkRecord]:
+        """The chunks with these rowids (rowids of chunks that are gone are left out)."""
+        if not rowids:
+            return {}
+        with self._db.read_snapshot():  # the records kept belong to the generation they were read in
+            return self._records.get(self._generation(), rowids, self._read_records)
+
+    def _read_records(self, rowids: list[int]) -> dict[int, ChunkRecord]:
+        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({','.join('?' * len(rowids))})"
+        return {r[0]: chunk_record(r) for r in self._db.query(sql, rowids)}
 
     def _vector_matrix(self) -> ScriptVectors:
         generation = self._generation()
@@ -353,35 +350,31 @@ class MemoryIndex:
                 self._vectors.generation = generation
             return self._vectors
 
-    # -- health (for verify) -------------------------------------------------------
-
-    def integrity_problems(self) -> list[str]:
-        """SQLite's ``quick_check`` findings (reads every page); empty when the file is sound."""
-        found = [str(r[0]) for r in self._db.query("PRAGMA quick_check").fetchall()]
-        return [] if found == ["ok"] else found
-
-    def chunk_spans(self) -> dict[str, list[tuple[int, int, str]]]:
-        """``(start_line, end_line, hash)`` of every stored chunk, by file."""
-        out: dict[str, list[tuple[int, int, str]]] = {}
-        for path, start, end, digest in self._db.query("SELECT path, start_line, end_line, hash FROM chunks"):
-            out.setdefault(path, []).append((int(start), int(end), str(digest)))
-        return out
-
-    def paths_without_keywords(self) -> list[str]:
-        """Files with a chunk that has no keyword row (it could never be found by keywords)."""
-        rows = self._db.query(
-            "SELECT DISTINCT c.path FROM chunks c LEFT JOIN chunks_fts f ON f.rowid = c.rowid "
-            "WHERE f.rowid IS NULL"
-        )
-        return sorted(str(r[0]) for r in rows)
-
-    def keyword_orphans(self) -> int:
-        """Keyword rows whose chunk is gone (only a rebuild removes them)."""
-        sql = "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)"
-        return int(self._db.query(sql).fetchone()[0])
-
     def after_sync(self) -> None:
         """Nothing to do: every structure of the SQLite index is kept up as rows are written."""
+
+    # -- for tools and benchmarks -----------------------------------------------------
+
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """Several reads (this index's methods, :meth:`read`) that see one state of the index."""
+        return self._db.read_snapshot()
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> Rows:
+        """The rows of one read-only SQL statement on the index (``query_only``: it cannot write).
+
+        For diagnostics and benchmarks: the tables are derived and may change between versions
+        (see :mod:`.schema`); the search methods are the interface.
+        """
+        return self._db.query(sql, params, read_only=True)
+
+    def nearest(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """``(rowid, cosine)`` of the ``limit`` stored vectors nearest ``query``, best first.
+
+        Plain cosines, without the script groups' offsets :meth:`vector_search` applies: what an
+        exact scan of the same vectors elsewhere returns.
+        """
+        with self._db.read_snapshot():
+            return self._vector_matrix().top_k(query, limit, offsets=False, stored=self._stored_vectors)
 
     # -- plumbing -----------------------------------------------------------------
 
@@ -389,12 +382,16 @@ class MemoryIndex:
         value = self.get_meta("generation")
         return int(value) if value is not None else 0
 
-    @staticmethod
-    def _bump_generation(conn: sqlite3.Connection) -> None:
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES ('generation', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-        )
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; if it fails, the postings may hold its changes: they are forgotten."""
+        try:
+            with self._db.write() as conn:
+                yield conn
+        except BaseException:
+            with self._db.lock:
+                self._postings.clear()
+            raise
 
     def writing(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """Hold the index's write lock (one transaction) across several reads and writes.
@@ -403,13 +400,5 @@ class MemoryIndex:
         it, so what it writes is never older than what another process wrote
         before: the index only moves forward.
         """
-        return self._db.write()
+        return self._write()
 
-
-def _chunk_values(rowid: int, row: ChunkRow, script: int) -> tuple[object, ...]:
-    """One ``chunks`` row, in the column order of ``replace_file``'s INSERT."""
-    rec = row.record
-    # Terms are single words joined by one space (``index_terms``): counting the spaces counts them.
-    n_terms, has_vector = row.terms.count(" ") + 1 if row.terms else 0, row.vector is not None
-    return (rowid, rec.id, rec.path, rec.start_line, rec.end_line, rec.heading, rec.text, rec.hash,
-            row.embed_hash, row.context, script, rec.file_kind, rec.updated_at, n_terms, has_vector)

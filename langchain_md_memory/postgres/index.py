@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..index.keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf
+from ..index.keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf, scaled_to_best
 from ..index.rows import ChunkRow, FileState, chunk_record
 from ..index.vectors import from_blob, to_blob
 from ..text import query_terms
@@ -246,13 +246,18 @@ class PostgresIndex:
             top, idf = keyword_top_k(conn, self.tenant, terms, limit)
             if idf:
                 self._last_idf.keep(terms, idf)
-            if not top:
-                return []
-            records = self._records(conn, [rowid for _, rowid in top])
-        best = top[0][0]
-        if best <= 0.0:
-            return [(records[rowid], 1.0) for _, rowid in top if rowid in records]
-        return [(records[rowid], max(score / best, 1e-6)) for score, rowid in top if rowid in records]
+            records = self._records(conn, [rowid for _, rowid in top]) if top else {}
+        return scaled_to_best(top, records)
+
+    def keyword_searches(self, queries: Sequence[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
+        """:meth:`keyword_search` of each query, one after the other (the first last: ``term_idf`` then
+        finds its terms' idf kept)."""
+        rest = [self.keyword_search(query, limit) for query in queries[1:]]
+        return [self.keyword_search(queries[0], limit), *rest] if queries else []
+
+    def holds_script(self, script: int) -> bool:
+        """Always True: the terms are not counted by script here, so translations are always looked for."""
+        return True
 
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each term's Lucene idf over the tenant's chunks, as keyword search weighs it."""

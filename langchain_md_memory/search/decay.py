@@ -121,10 +121,12 @@ def newer_statements_first(hits: Iterable[MemorySearchResult], ratio: float,
     Hits without provenance never move others.
     """
     out = sort_hits(hits)
-    days = [hit_day(hit) for hit in out]
     written = sorted((i for i, hit in enumerate(out)
                       if hit.relevance >= min_relevance and provenance_day(hit.provenance) is not None),
                      key=lambda i: -out[i].score)
+    if not written:  # no written statement to put first: the order stands
+        return out
+    days = [hit_day(hit) for hit in out]
     for n in written:
         newer, day = out[n], days[n]
         assert day is not None

@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -38,6 +39,7 @@ _NOT_PROSE = re.compile(r"^\s*(?:#|\[[^\]]*\]\s*$|<!--)")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
+@functools.lru_cache(maxsize=4096)  # asked of every hit of every search: its text, once
 def asks_only(text: str) -> bool:
     """True when ``text`` ends on a question: its last line of prose (not a heading, an
     ``[image: ...]`` line or a comment) ends with a question mark."""

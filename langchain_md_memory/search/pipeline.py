@@ -35,7 +35,7 @@ from .fusion import resolve_fusion
 from .merge import filter_min_score, merge_candidates
 from .mmr import Similarity, cosine_similarity_fn, mmr_rerank
 from .periods import Period
-from .relevance import CONFIDENT_RELEVANCE, Translations, annotate_relevance, calibration, relevant
+from .relevance import CONFIDENT_RELEVANCE, Coverage, Translations, annotate_relevance, calibration, relevant
 from .weighting import apply_source_weights
 
 __all__ = ["FUNNEL_STAGES", "RankedResults", "Recall", "rank"]
@@ -128,8 +128,8 @@ def rank(
     if k < 1:
         raise MemoryInputError(f"max_results must be at least 1, got {k}")
     when = now if now is not None else dt.datetime.now()
-
     fusion = resolve_fusion(config.fusion, config.rrf_k)
+    coverage = Coverage(recall.terms, recall.term_weights, recall.translations)  # shared by both stages
     merged = merge_candidates(
         recall.vector,
         recall.keyword,
@@ -137,11 +137,11 @@ def rank(
         text_weight=config.text_weight,
         fusion=fusion.combine,
         calibrate=(calibration(recall.terms, recall.background, recall.term_weights, recall.keyword,
-                               recall.translations)
+                               recall.translations, coverage)
                    if fusion.calibrated else None),
     )
     merged = annotate_relevance(merged, recall.terms, recall.background, recall.term_weights,
-                                recall.translations)
+                                recall.translations, coverage)
     if fusion.cuts_merged:  # the seed: min_score cuts the merged score
         filtered = filter_min_score(merged, config.min_score or 0.0)
     else:

@@ -54,6 +54,7 @@ __all__ = [
     "NO_STRONG_MATCH",
     "Z_FULL",
     "Z_NONE",
+    "Coverage",
     "Translations",
     "annotate_relevance",
     "best_coverage",
@@ -105,20 +106,40 @@ def keyword_coverage(terms: Sequence[str], text: str, weights: Mapping[str, floa
     rare ones; a long message (the first turn of a conversation, recalled as
     a query) names many, and a note sharing its rarest is on its topic.
     """
-    if not terms:
-        return 0.0
-    present = token_set(text)
-    weight = [weights.get(term, 0.0) if weights else 1.0 for term in terms]
-    whole = sum(sorted(weight, reverse=True)[:FULL_COVERAGE_TERMS]) * FULL_COVERAGE_SHARE
-    found = 0.0
-    for term, w in zip(terms, weight, strict=True):
-        if term in present:
-            found += w
-        elif translations:
-            held = [alt for alt in translations.get(term, ()) if present.issuperset(alt)]
-            # A translation says no more than its own rarity in the memory.
-            found += CROSSED_WEIGHT * max((min(w, _rarest(alt, weights)) for alt in held), default=0.0)
-    return min(1.0, found / whole) if whole > 0 else 0.0
+    return Coverage(terms, weights, translations)(text)
+
+
+class Coverage:
+    """:func:`keyword_coverage` of one query as a function of the text: the query's weights are
+    worked out once, and each text once (a search asks for a hit's coverage at several stages)."""
+
+    def __init__(self, terms: Sequence[str], weights: Mapping[str, float] | None = None,
+                 translations: Translations | None = None) -> None:
+        self.terms = terms
+        self._weight = [weights.get(term, 0.0) if weights else 1.0 for term in terms]
+        self._whole = sum(sorted(self._weight, reverse=True)[:FULL_COVERAGE_TERMS]) * FULL_COVERAGE_SHARE
+        # Each term's translations with what one held counts (at most the term's weight: a translation
+        # says no more than its own rarity in the memory), worked out once for every text.
+        self._crossed = [[(alt, min(w, _rarest(alt, weights))) for alt in (translations or {}).get(term, ())]
+                         for term, w in zip(terms, self._weight, strict=True)]
+        self._seen: dict[str, float] = {}
+
+    def __call__(self, text: str) -> float:
+        known = self._seen.get(text)
+        if known is None:
+            known = self._seen[text] = self._coverage(text) if self.terms else 0.0
+        return known
+
+    def _coverage(self, text: str) -> float:
+        present = token_set(text)
+        found = 0.0
+        for term, w, crossed in zip(self.terms, self._weight, self._crossed, strict=True):
+            if term in present:
+                found += w
+            elif crossed:
+                held = [value for alt, value in crossed if present.issuperset(alt)]
+                found += CROSSED_WEIGHT * max(held, default=0.0)
+        return min(1.0, found / self._whole) if self._whole > 0 else 0.0
 
 
 def _rarest(terms: tuple[str, ...], weights: Mapping[str, float] | None) -> float:
@@ -142,7 +163,7 @@ def vector_evidence(cosine: float | None, background: tuple[float, float] | None
 
 def keyword_evidence(terms: Sequence[str], text: str, relative_bm25: float,
                      weights: Mapping[str, float] | None = None, best: float = 1.0,
-                     translations: Translations | None = None) -> float:
+                     translations: Translations | None = None, coverage: Coverage | None = None) -> float:
     """Mean of the query's term coverage in ``text`` and its BM25 relative to the best hit, times ``best``.
 
     Coverage alone ties every note holding all the terms; BM25 relative to the
@@ -152,34 +173,37 @@ def keyword_evidence(terms: Sequence[str], text: str, relative_bm25: float,
     """
     if not terms:
         return relative_bm25
-    return 0.5 * keyword_coverage(terms, text, weights, translations) + 0.5 * relative_bm25 * best
+    covered = (coverage or Coverage(terms, weights, translations))(text)
+    return 0.5 * covered + 0.5 * relative_bm25 * best
 
 
 def best_coverage(terms: Sequence[str], scored: Iterable[tuple[str, float]],
                   weights: Mapping[str, float] | None = None,
-                  translations: Translations | None = None) -> float:
+                  translations: Translations | None = None, coverage: Coverage | None = None) -> float:
     """Coverage of the text with the highest keyword score of ``(text, score)`` pairs; 1.0 without terms."""
     top = max(scored, key=lambda pair: pair[1], default=None)
     if not terms or top is None:
         return 1.0
-    return keyword_coverage(terms, top[0], weights, translations)
+    return (coverage or Coverage(terms, weights, translations))(top[0])
 
 
 def calibration(terms: Sequence[str], background: tuple[float, float] | None,
                 weights: Mapping[str, float] | None = None,
                 keyword: Sequence[tuple[ChunkRecord, float]] = (),
-                translations: Translations | None = None) -> Calibration:
+                translations: Translations | None = None, coverage: Coverage | None = None) -> Calibration:
     """The per-path evidence function the default fusion sums (see :func:`merge_candidates`).
 
     ``keyword`` is what keyword recall returned: its best hit's coverage scales BM25 evidence.
-    ``translations`` count in coverage (see :func:`keyword_coverage`).
+    ``translations`` count in coverage (see :func:`keyword_coverage`); ``coverage`` is the
+    query's :class:`Coverage`, when the caller shares one.
     """
-    best = best_coverage(terms, ((record.text, raw) for record, raw in keyword), weights, translations)
+    coverage = coverage or Coverage(terms, weights, translations)
+    best = best_coverage(terms, ((record.text, raw) for record, raw in keyword), coverage=coverage)
 
     def calibrate(path: str, record: ChunkRecord, raw: float) -> float:
         if path == "vector":
             return vector_evidence(raw, background)
-        return keyword_evidence(terms, record.text, raw, weights, best, translations)
+        return keyword_evidence(terms, record.text, raw, best=best, coverage=coverage)
 
     return calibrate
 
@@ -198,6 +222,7 @@ def relevant(hits: Sequence[MemorySearchResult], min_score: float | None) -> lis
 def annotate_relevance(
     hits: Iterable[MemorySearchResult], terms: Sequence[str], background: tuple[float, float] | None,
     weights: Mapping[str, float] | None = None, translations: Translations | None = None,
+    coverage: Coverage | None = None,
 ) -> list[MemorySearchResult]:
     """``hits`` with :attr:`~MemorySearchResult.relevance` and ``confident`` filled in, order unchanged.
 
@@ -208,14 +233,14 @@ def annotate_relevance(
     not make the memory's best answer irrelevant; it is confident when its coverage
     reaches :data:`CONFIDENT_COVERAGE`.
     ``weights`` are the terms' idf and ``translations`` their held translations (see
-    :func:`keyword_coverage`).
+    :func:`keyword_coverage`); ``coverage`` the query's :class:`Coverage`, when shared.
     """
     out = list(hits)
     keyword_only = all(hit.vector_score is None for hit in out)
+    covered = coverage or Coverage(terms, weights, translations)
 
     def labelled(hit: MemorySearchResult) -> MemorySearchResult:
-        coverage = (keyword_coverage(terms, hit.text, weights, translations) if terms
-                    else (hit.keyword_score or 0.0))
+        coverage = covered(hit.text) if terms else (hit.keyword_score or 0.0)
         if keyword_only:
             relevance = (0.5 * coverage + 0.5 * (hit.keyword_score or 0.0)) if terms \
                 else (hit.keyword_score or 0.0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,14 +22,15 @@ import numpy as np
 from ..config import MemoryConfig
 from ..index.keyword import MAX_QUERY_TERMS
 from ..text import CJK_CHAR_RE, query_term_forms, query_terms
-from ..text.crosslingual import bundled_dictionary, gloss_heads
+from ..text.crosslingual import bundled_dictionary, gloss_heads, translations_script
 from ..text.redaction import scrub
 from ..text.stopwords import is_stop_term
 from ..types import ChunkRecord
 from .pipeline import Recall
 from .relevance import CROSSED_WEIGHT
 
-__all__ = ["CandidateSource", "QueryEmbedder", "bounded_keywords", "query_vector", "retrieve", "translated"]
+__all__ = ["CandidateSource", "Crossing", "QueryEmbedder", "bounded_keywords", "crossing", "query_vector",
+           "retrieve"]
 
 _PER_WORD = 16
 """Translations looked up for one word of the query."""
@@ -57,6 +59,14 @@ class CandidateSource(Protocol):
 
     def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
         """Keyword candidates, best first."""
+        ...
+
+    def keyword_searches(self, queries: list[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
+        """``keyword_search`` of each query, answered together."""
+        ...
+
+    def holds_script(self, script: int) -> bool:
+        """True unless no indexed term is written in ``script`` (``text.SCRIPT_CJK`` or ``SCRIPT_OTHER``)."""
         ...
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
@@ -117,41 +127,63 @@ def _alternatives(target: str) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(out))
 
 
-def translated(
-    index: CandidateSource, query: str, terms: list[str], pool: int,
-) -> tuple[dict[str, tuple[tuple[str, ...], ...]], dict[str, float], list[tuple[ChunkRecord, float]]]:
-    """The query terms' translations the memory holds, their terms' idf, and keyword recall with them.
+Candidates = tuple[tuple[str, tuple[str, ...]], ...]
+"""A word's translations as ``(target, the terms a note holding it holds)``."""
 
-    See :mod:`langchain_md_memory.text.crosslingual`. Costs one document-frequency read of the
-    candidates' terms and, when the memory holds some, one more keyword search. Nothing
-    when the dictionary is not installed or the memory holds no translation.
+
+@functools.lru_cache(maxsize=65536)
+def _word_candidates(source: str, targets: tuple[str, ...]) -> tuple[tuple[str, ...], Candidates]:
+    """One word's query terms and its translations' candidates, shorter words first (the everyday
+    ones), a handful of them: each costs a lookup. Worked out once per word."""
+    pairs = [(tg, alt) for tg in sorted(targets, key=len) for alt in _alternatives(tg)][:_PER_WORD]
+    return tuple(query_terms(source)), tuple(pairs)
+
+
+@dataclass(frozen=True, slots=True)
+class Crossing:
+    """The query terms' translations the memory holds, their terms' idf, and the keyword query
+    that searches them (``""``: nothing to search)."""
+
+    translations: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    idf: dict[str, float] = field(default_factory=dict)
+    query: str = ""
+
+
+def crossing(index: CandidateSource, query: str, terms: list[str]) -> Crossing:
+    """What keyword recall also searches for ``query``: its words translated (see
+    :mod:`langchain_md_memory.text.crosslingual`), kept where the memory holds them.
+
+    Nothing, and no dictionary read, when the memory holds no term in the translations' script
+    (an English question over English notes). Else costs the words' lookups (each worked out once)
+    and one document-frequency read of the candidates' terms.
     """
+    if not terms or not index.holds_script(translations_script(query)):
+        return Crossing()
     dictionary = bundled_dictionary()
-    if dictionary is None or not terms:
-        return {}, {}, []
+    if dictionary is None:
+        return Crossing()
     wanted = set(terms)
     candidates: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for source, targets in dictionary.translations(query).items():
-        # Shorter words first (the everyday ones), and a handful of them: each costs a lookup.
-        pairs = [(tg, alt) for tg in sorted(targets, key=len) for alt in _alternatives(tg)][:_PER_WORD]
-        for term in (t for t in query_terms(source) if t in wanted):
+        sources, pairs = _word_candidates(source, tuple(targets))
+        for term in (t for t in sources if t in wanted):
             candidates.setdefault(term, []).extend(pairs)
     needed = list(dict.fromkeys(t for pairs in candidates.values() for _, alt in pairs for t in alt))
     if not needed:
-        return {}, {}, []
+        return Crossing()
     idf = index.term_idf([*needed[:2 * MAX_QUERY_TERMS], _NO_SUCH_TERM])
     absent = idf.pop(_NO_SUCH_TERM)
     held = {t for t, value in idf.items() if value < absent}
     out: dict[str, tuple[tuple[str, ...], ...]] = {}
     searched: list[str] = []
-    for term, pairs in candidates.items():
-        kept = [(target, alt) for target, alt in pairs if held.issuperset(alt)]
+    for term, found in candidates.items():
+        kept = [(target, alt) for target, alt in found if held.issuperset(alt)]
         if kept:
             out[term] = tuple(dict.fromkeys(alt for _, alt in kept))
             searched += [target for target, _ in kept]
     if not out:
-        return {}, {}, []
-    return out, {t: idf[t] for t in held}, index.keyword_search(" ".join(dict.fromkeys(searched)), pool)
+        return Crossing()
+    return Crossing(out, {t: idf[t] for t in held}, " ".join(dict.fromkeys(searched)))
 
 
 def unseamed(index: CandidateSource, query: str, weights: dict[str, float]) -> dict[str, float]:
@@ -203,7 +235,10 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
     """Up to ``pool`` candidates from each path, and stored vectors when MMR compares by cosine."""
     query, bounded = bounded_keywords(index, query)
     degraded = "; ".join(filter(None, [degraded, bounded])) or None
-    keyword = index.keyword_search(query, pool)
+    terms = query_terms(query)
+    crossed = crossing(index, query, terms) if config.cross_language else Crossing()
+    # One keyword read for the question and its translation (see MemoryIndex.keyword_searches).
+    keyword, *translated = index.keyword_searches([query, crossed.query] if crossed.query else [query], pool)
     found: list[tuple[ChunkRecord, float]] = []
     if vector is not None:
         try:
@@ -213,15 +248,12 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
             logger.warning("vector recall failed, answering from keywords: %s", reason)
             degraded = "; ".join(filter(None, [f"vector search failed ({reason}); keyword results only",
                                                bounded]))
-    terms = query_terms(query)
     weights = index.term_idf(terms[:MAX_QUERY_TERMS]) if terms else {}  # the terms keyword recall read
-    translations, translated_idf, crossed = (translated(index, query, terms, pool) if config.cross_language
-                                             else ({}, {}, []))
-    weights = {**translated_idf, **unseamed(index, query, weights)}
+    weights = {**crossed.idf, **unseamed(index, query, weights)}
     # What keyword recall found with the translations joins its pool, weighed down.
-    keyword = [*keyword, *((record, CROSSED_WEIGHT * score) for record, score in crossed)]
+    keyword = [*keyword, *((record, CROSSED_WEIGHT * score) for hits in translated for record, score in hits)]
     ids = [r.id for r, _ in found] + [r.id for r, _ in keyword]
     wants_vectors = config.mmr.enabled and config.mmr.similarity != "jaccard"
     vectors = index.vectors_for(ids) if found and wants_vectors else {}
     background = index.vector_background(vector) if found else None
-    return Recall(found, keyword, vectors, degraded, terms, background, weights, translations)
+    return Recall(found, keyword, vectors, degraded, terms, background, weights, crossed.translations)

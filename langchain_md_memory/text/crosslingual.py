@@ -38,8 +38,9 @@ from collections.abc import Iterable
 from itertools import pairwise
 
 from .stopwords import is_stop_term
+from .tokens import SCRIPT_CJK, SCRIPT_OTHER
 
-__all__ = ["Dictionary", "bundled_dictionary", "gloss_heads"]
+__all__ = ["Dictionary", "bundled_dictionary", "gloss_heads", "translations_script"]
 
 logger = logging.getLogger(__name__)
 
@@ -194,6 +195,12 @@ class Dictionary:
             if known and not _function_only(piece) and self.glosses(piece):
                 out[piece] = list(self.glosses(piece))
         return out
+
+
+def translations_script(query: str) -> int:
+    """The script :meth:`Dictionary.translations` of ``query`` are written in: English glosses
+    (``SCRIPT_OTHER``) for a query holding Chinese, Chinese headwords (``SCRIPT_CJK``) for any other."""
+    return SCRIPT_OTHER if _CJK_RUN.search(query) else SCRIPT_CJK
 
 
 def gloss_heads(gloss: str) -> list[list[str]]:

@@ -391,11 +391,12 @@ def test_limited_cli_run_writes_tables_into_the_report_and_keeps_its_prose(tmp_p
     assert str(tmp_path) not in text  # no local paths in the report
 
 
-def test_hygiene_harness_keyword_only_current_fact_wins_and_r5_holds(tmp_path):
-    from bench.quality.hygiene import load_cases, run
+def test_hygiene_harness_keyword_only_current_fact_wins_and_r5_holds(tmp_path, capsys):
+    from bench.quality.hygiene import load_cases, main
 
     assert len(load_cases()) >= 20
-    result = run(None, tmp_path, log=lambda _: None)
+    assert main(["--embeddings", "none", "--workdir", str(tmp_path)]) == 0  # the command line, as run
+    result = json.loads(capsys.readouterr().out)
     assert result["superseded"]["current_above_old"] >= 0.9
     assert result["both live"]["current_above_old"] < result["superseded"]["current_above_old"]
     assert result["superseded"]["dev_r5"] >= result["plain"]["dev_r5"]

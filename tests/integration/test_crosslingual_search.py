@@ -42,21 +42,52 @@ def test_a_question_in_the_notes_language_keeps_its_own_ranking(bilingual: Path)
         assert "Priya" in mem.search("who is my manager")[0].text
 
 
+def _searched_queries(mem: MarkdownMemory, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The queries each keyword read of ``mem``'s index answers, as the reads happen."""
+    searched: list[list[str]] = []
+    real = mem.index.keyword_searches
+
+    def counting(queries: list[str], limit: int):  # type: ignore[no-untyped-def]
+        searched.append(list(queries))
+        return real(queries, limit)
+
+    monkeypatch.setattr(mem.index, "keyword_searches", counting)
+    return searched
+
+
 def test_translations_the_memory_does_not_hold_cost_no_second_search(memory_dir: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    (memory_dir / "MEMORY.md").write_text("- Prefers tea over coffee.\n- Rides a bike to work.\n", "utf-8")
+    (memory_dir / "MEMORY.md").write_text("- Prefers tea over coffee.\n- 他喜欢喝茶。\n", "utf-8")
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
-        searched: list[str] = []
-        real = mem.index.keyword_search
-
-        def counting(query: str, limit: int):  # type: ignore[no-untyped-def]
-            searched.append(query)
-            return real(query, limit)
-
-        monkeypatch.setattr(mem.index, "keyword_search", counting)
+        searched = _searched_queries(mem, monkeypatch)
         hits = mem.search("does my father drink coffee?")  # 父亲, 爸爸...: no note holds them
-    assert searched == ["does my father drink coffee?"]
+    assert searched == [["does my father drink coffee?"]]
     assert "coffee" in hits[0].text
+
+
+def test_a_question_and_its_translation_are_searched_in_one_keyword_read(
+        bilingual: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with MarkdownMemory(bilingual, embeddings="none") as mem:
+        searched = _searched_queries(mem, monkeypatch)
+        hits = mem.search("what does my dad take for his blood pressure?")
+    assert len(searched) == 1 and len(searched[0]) == 2
+    assert "爸爸" in searched[0][1]
+    assert hits[0].path == "family.md"
+
+
+def test_an_english_question_over_english_notes_never_reads_the_dictionary(
+        memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import langchain_md_memory.search.retrieve as retrieve
+
+    (memory_dir / "MEMORY.md").write_text("- Prefers tea over coffee.\n- Rides a bike to work.\n", "utf-8")
+    asked: list[int] = []
+    monkeypatch.setattr(retrieve, "bundled_dictionary", lambda: asked.append(1))
+    with MarkdownMemory(memory_dir, embeddings="none") as mem:
+        assert "coffee" in mem.search("does my father drink coffee?")[0].text
+        assert not asked  # no Chinese term in the memory: no translation could be found
+        mem.append("- 爸爸喜欢喝茶。")
+        mem.search("does my father drink tea?")
+    assert asked  # now one could
 
 
 def test_cross_language_keywords_can_be_turned_off(bilingual: Path) -> None:

@@ -225,7 +225,7 @@ def test_a_keyword_search_is_one_snapshot_while_another_process_resyncs_the_file
     mine, theirs = MemoryIndex.open(db), MemoryIndex.open(db)  # two processes' connections
     try:
         mine.replace_file(FileState("MEMORY.md", 1, 1, "v1"), "evergreen", rows(1))
-        real_stats = mine._corpus_stats
+        real_stats = mine._postings.corpus_stats
         resyncs: list[tuple[int, int]] = []
 
         def stats_after_a_foreign_resync() -> tuple[int, float]:
@@ -233,7 +233,7 @@ def test_a_keyword_search_is_one_snapshot_while_another_process_resyncs_the_file
                 resyncs.append(theirs.replace_file(FileState("MEMORY.md", 2, 2, "v2"), "evergreen", rows(2)))
             return real_stats()
 
-        monkeypatch.setattr(mine, "_corpus_stats", stats_after_a_foreign_resync)
+        monkeypatch.setattr(mine._postings, "corpus_stats", stats_after_a_foreign_resync)
         hits = mine.keyword_search("needle3", 5)
         assert resyncs, "the hook did not run between the statements"
         assert [h.text for h, _ in hits] == ["fact 3 of version 1: needle3"]

@@ -175,3 +175,18 @@ def test_a_compact_vector_index_returns_the_float32_hits_and_scores(tmp_path, dt
     finally:
         compact.close()
         exact.close()
+
+
+def test_records_kept_from_a_search_are_read_again_after_another_connection_rewrites_them(tmp_path):
+    idx = MemoryIndex.open(tmp_path / "index.sqlite")
+    other = MemoryIndex.open(tmp_path / "index.sqlite")
+    try:
+        _fill(idx, "a.md", ["bond ladder", "cash reserve"])
+        assert [r.text for r, _ in idx.keyword_search("bond", 5)] == ["bond ladder"]
+        rowid = next(iter(idx.records(list(range(1, 10)))))
+        _fill(other, "a.md", ["bond ladder rungs", "cash reserve"])  # SQLite reuses the rowids
+        assert [r.text for r, _ in idx.keyword_search("bond", 5)] == ["bond ladder rungs"]
+        assert idx.records([rowid])[rowid].text == other.records([rowid])[rowid].text
+    finally:
+        idx.close()
+        other.close()
