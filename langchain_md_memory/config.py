@@ -31,6 +31,7 @@ SEED_RANKING: dict[str, Any] = {
     "mmr": {"duplicate_threshold": 0.0},
     "question_weight": 1.0,
     "period_weight": 1.0,
+    "complete_keyword_scores": False,
 }
 """Overrides that restore the specification's ranking formulas exactly: ``MemoryConfig(**SEED_RANKING)``.
 
@@ -127,6 +128,10 @@ class MemoryConfig(_Frozen):
     rrf_k: int = Field(60, ge=1)
     """The ``k`` of reciprocal-rank fusion (``fusion="rrf"``)."""
     candidate_multiplier: int = Field(4, ge=1)
+    complete_keyword_scores: bool = True
+    """A chunk the vector path recalled and keyword recall did not return (it ranked just below the
+    keyword pool) still gets its keyword score, BM25 relative to the best hit, instead of none: its
+    words count whichever pool it came from. False: the seed's merge of the two pools as returned."""
     cross_language: bool = True
     """Keyword search also looks for the question's words translated between Chinese and English
     (CC-CEDICT, with the ``local`` extra; see ``crosslingual``). Reading the dictionary costs the first

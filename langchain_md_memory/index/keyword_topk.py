@@ -36,7 +36,7 @@ from typing import Any
 from ..text import match_expression
 from .keyword import BM25_K1, POSTINGS_BUDGET, bm25_score, lucene_idf
 
-__all__ = ["document_frequencies", "fts5_idf", "term_bound", "top_k"]
+__all__ = ["chunk_scores", "document_frequencies", "fts5_idf", "term_bound", "top_k"]
 
 Query = Callable[[str, Sequence[Any]], Sequence[Any]]
 """Runs one SQL statement and returns its rows (``IndexConnection.query``)."""
@@ -60,6 +60,24 @@ def document_frequencies(query: Query, terms: Sequence[str]) -> dict[str, int]:
         marks = ",".join("?" * len(part))
         df.update(query(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", part))
     return df
+
+
+def chunk_scores(query: Query, ids: Sequence[str], terms: Sequence[str], idf: Mapping[str, float],
+                 avg_len: float) -> dict[str, float]:
+    """The BM25 of each chunk of ``ids`` (by chunk id) holding some of ``terms``, from its indexed terms.
+
+    The score :func:`top_k` ranks by, for chunks another path found: what they would have scored here.
+    """
+    scores: dict[str, float] = {}
+    for start in range(0, len(ids), 500):
+        part = list(ids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        sql = ("SELECT c.id, f.terms FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid "
+               f"WHERE c.id IN ({marks})")
+        for chunk_id, indexed in query(sql, part):
+            if score := bm25_score(terms, str(indexed).split(), idf, avg_len):
+                scores[str(chunk_id)] = score
+    return scores
 
 
 def fts5_idf(n_docs: int, doc_freq: int) -> float:

@@ -19,7 +19,7 @@ import numpy as np
 from ..text import script_group
 from ..types import ChunkRecord, FileKind
 
-__all__ = ["ChunkRow", "FileState", "chunk_record"]
+__all__ = ["ChunkRow", "FileState", "chunk_record", "chunk_values"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +63,13 @@ def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
         file_kind=cast(FileKind, row[8]),
         updated_at=row[9],
     )
+
+
+def chunk_values(rowid: int, row: ChunkRow, script: int) -> tuple[object, ...]:
+    """One SQLite ``chunks`` row: rowid, id, path, start and end line, heading, text, hash, embed
+    hash, context, script, file kind, updated at, term count, has a vector (``replace_file``'s order)."""
+    rec = row.record
+    # Terms are single words joined by one space (``index_terms``): counting the spaces counts them.
+    n_terms, has_vector = row.terms.count(" ") + 1 if row.terms else 0, row.vector is not None
+    return (rowid, rec.id, rec.path, rec.start_line, rec.end_line, rec.heading, rec.text, rec.hash,
+            row.embed_hash, row.context, script, rec.file_kind, rec.updated_at, n_terms, has_vector)

@@ -28,8 +28,8 @@ from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
 from .connection import IndexConnection
 from .keyword import MAX_QUERY_TERMS, POSTINGS_BUDGET, LastTermIdf, lucene_idf
-from .keyword_topk import document_frequencies, top_k
-from .rows import ChunkRow, FileState, chunk_record
+from .keyword_topk import chunk_scores, document_frequencies, top_k
+from .rows import ChunkRow, FileState, chunk_record, chunk_values
 from .schema import (
     CHUNK_COLUMNS,
     IDENTITY,
@@ -153,7 +153,7 @@ class MemoryIndex:
                 "INSERT INTO chunks(rowid, id, path, start_line, end_line, heading, text, hash, embed_hash, "
                 "context, script, file_kind, updated_at, n_terms, has_vector) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                map(_chunk_values, rowids, rows, scripts),
+                map(chunk_values, rowids, rows, scripts),
             )
             fts_rows = ((rowids[i], row.terms) for i, row in enumerate(rows))
             conn.executemany("INSERT INTO chunks_fts(rowid, terms) VALUES (?, ?)", fts_rows)
@@ -274,6 +274,15 @@ class MemoryIndex:
         if best <= 0.0:
             return [(records[rowid], 1.0) for _, rowid in top if rowid in records]
         return [(records[rowid], max(score / best, 1e-6)) for score, rowid in top if rowid in records]
+
+    def keyword_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """The BM25 (not divided by the best) of each chunk of ``ids`` holding a term of ``query``."""
+        terms = query_terms(query)[:MAX_QUERY_TERMS]
+        if not terms or not ids:
+            return {}
+        idf = self._last_idf.peek(terms) or self.term_idf(terms)  # what this search's recall read, if it did
+        with self._db.read_snapshot():
+            return chunk_scores(self._db.query, ids, terms, idf, self._corpus_stats()[1])
 
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each term's Lucene idf over the chunks, as keyword search weighs it (see ``keyword_search``)."""
@@ -405,11 +414,3 @@ class MemoryIndex:
         """
         return self._db.write()
 
-
-def _chunk_values(rowid: int, row: ChunkRow, script: int) -> tuple[object, ...]:
-    """One ``chunks`` row, in the column order of ``replace_file``'s INSERT."""
-    rec = row.record
-    # Terms are single words joined by one space (``index_terms``): counting the spaces counts them.
-    n_terms, has_vector = row.terms.count(" ") + 1 if row.terms else 0, row.vector is not None
-    return (rowid, rec.id, rec.path, rec.start_line, rec.end_line, rec.heading, rec.text, rec.hash,
-            row.embed_hash, row.context, script, rec.file_kind, rec.updated_at, n_terms, has_vector)
