@@ -74,9 +74,12 @@ def speaker(text: str) -> str | None:
 def named_speaker(question: str, hits: Iterable[MemorySearchResult]) -> str | None:
     """The one speaker of ``hits`` (see :func:`speaker`) that ``question`` names; ``None`` when it
     names none of them or several."""
-    names = {name for hit in hits if (name := speaker(hit.text)) is not None}
-    named = [name for name in names if _names(question, name)]
-    return named[0] if len(named) == 1 else None
+    return _one_named(question, (speaker(hit.text) for hit in hits))
+
+
+def _one_named(question: str, speakers: Iterable[str | None]) -> str | None:
+    named = {name for name in speakers if name is not None and _names(question, name)}
+    return named.pop() if len(named) == 1 else None
 
 
 def _names(question: str, name: str) -> bool:
@@ -103,7 +106,8 @@ def apply_question_focus(
     re-sorted by the new scores.
     """
     hits = list(hits)
-    who = named_speaker(question, hits) if question and speaker_weight != 1.0 else None
+    said_by = {hit.chunk_id: speaker(hit.text) for hit in hits} if question and speaker_weight != 1.0 else {}
+    who = _one_named(question, said_by.values())
 
     def multiplier(hit: MemorySearchResult) -> float:
         factor = 1.0
@@ -111,7 +115,7 @@ def apply_question_focus(
             factor *= question_weight
         if period is not None and period_weight != 1.0 and outside_period(hit, period):
             factor *= period_weight
-        if who is not None and speaker(hit.text) not in (None, who):
+        if who is not None and said_by[hit.chunk_id] not in (None, who):
             factor *= speaker_weight
         return factor
 
