@@ -31,6 +31,8 @@ SEED_RANKING: dict[str, Any] = {
     "mmr": {"duplicate_threshold": 0.0},
     "question_weight": 1.0,
     "period_weight": 1.0,
+    "speaker_weight": 1.0,
+    "complete_keyword_scores": False,
 }
 """Overrides that restore the specification's ranking formulas exactly: ``MemoryConfig(**SEED_RANKING)``.
 
@@ -127,6 +129,10 @@ class MemoryConfig(_Frozen):
     rrf_k: int = Field(60, ge=1)
     """The ``k`` of reciprocal-rank fusion (``fusion="rrf"``)."""
     candidate_multiplier: int = Field(4, ge=1)
+    complete_keyword_scores: bool = True
+    """A chunk the vector path recalled and keyword recall did not return (it ranked just below the
+    keyword pool) still gets its keyword score, BM25 relative to the best hit, instead of none: its
+    words count whichever pool it came from. False: the seed's merge of the two pools as returned."""
     cross_language: bool = True
     """Keyword search also looks for the question's words translated between Chinese and English
     (CC-CEDICT, with the ``local`` extra; see ``crosslingual``). Reading the dictionary costs the first
@@ -151,6 +157,10 @@ class MemoryConfig(_Frozen):
     """What a dated hit scores when the question names a period it is not dated in ("in March
     2025", "the week before 16 November", "上个月"; a note up to a week later still counts): its
     text's first full date or its log's day. Undated hits are left alone. 1.0: off."""
+    speaker_weight: float = Field(0.7, ge=0.0, le=1.0)
+    """What a line of a conversation (``Ann (2:05 pm on 3 May, 2023): …``, ``Ann: …``) scores when the
+    question names one of the speakers among the hits and another says it: "what did Ann paint?" is
+    answered by what Ann said (LoCoMo, bench/QUALITY.md). Lines without a speaker are left alone. 1.0: off."""
     # 0 keeps ranking neutral; > 0 boosts chunks by log1p(times returned).
     access_weight: float = Field(0.0, ge=0.0)
     embedding_batch_size: int = Field(32, ge=1)

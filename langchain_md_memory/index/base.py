@@ -118,6 +118,11 @@ class SearchIndex(Protocol):
         """False only when no indexed term is in ``script`` (``text.SCRIPT_CJK`` or ``SCRIPT_OTHER``)."""
         ...
 
+    def keyword_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """The BM25 keyword recall ranks by (not divided by its best) of each of these chunks that holds
+        a query term; the others are absent."""
+        ...
+
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each query term's BM25 idf over the indexed chunks (a term no chunk holds gets the highest)."""
         ...

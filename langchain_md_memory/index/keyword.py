@@ -138,6 +138,11 @@ class LastTermIdf:
 
     def take(self, terms: Sequence[str]) -> dict[str, float] | None:
         """The kept idf if it is of these ``terms`` (then forgotten), else ``None``."""
-        last: tuple[tuple[str, ...], Mapping[str, float]] | None = getattr(self._local, "last", None)
+        kept = self.peek(terms)
         self._local.last = None
+        return kept
+
+    def peek(self, terms: Sequence[str]) -> dict[str, float] | None:
+        """The kept idf if it is of these ``terms`` (kept for the next :meth:`take`), else ``None``."""
+        last: tuple[tuple[str, ...], Mapping[str, float]] | None = getattr(self._local, "last", None)
         return dict(last[1]) if last is not None and last[0] == tuple(terms) else None

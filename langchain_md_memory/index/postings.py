@@ -151,6 +151,21 @@ class KeywordPostings:
         self.trim()
         return tops, first
 
+    def scores_of(self, terms: Sequence[str], rowids: np.ndarray) -> np.ndarray:
+        """The BM25 over ``terms`` of each chunk of ``rowids``: the score :meth:`searches` gives it (the same
+        parts added in the same order), 0 for one holding none of them."""
+        n_docs, avg_len = self.corpus_stats()
+        total = np.zeros(len(rowids))
+        for term in terms:
+            postings, df = self.term(term)
+            if term not in self._parts:
+                self._parts[term] = bm25_parts(postings, lucene_idf(n_docs, df), avg_len)
+            at = np.minimum(np.searchsorted(postings.rowids, rowids), max(len(postings.rowids) - 1, 0))
+            held = (postings.rowids[at] == rowids) if len(postings.rowids) else np.zeros(len(rowids), bool)
+            total[held] += self._parts[term][at[held]]
+        self.trim()
+        return total
+
     def trim(self) -> None:
         """Drop the least recently used terms until what is kept fits (call after a search)."""
         n_docs = self._stats[0] if self._stats is not None else 0

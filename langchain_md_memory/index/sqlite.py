@@ -69,8 +69,6 @@ class MemoryIndex(IndexHealth):
         self._records = RecordCache()
         self._last_idf = LastTermIdf()
 
-    # -- opening -----------------------------------------------------------------
-
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = 10_000,
              vector_dtype: VectorDtype = "float32") -> MemoryIndex:
@@ -99,8 +97,6 @@ class MemoryIndex(IndexHealth):
         """Fold the WAL into the main file and close, so the file can be renamed."""
         self._db.checkpoint_and_close()
 
-    # -- meta ----------------------------------------------------------------------
-
     def get_meta(self, key: str) -> str | None:
         """A value from the ``meta`` table, or ``None``."""
         row = self._db.query("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -109,11 +105,8 @@ class MemoryIndex(IndexHealth):
     def set_meta(self, key: str, value: str) -> None:
         """Store a value in the ``meta`` table."""
         with self._db.write() as conn:
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+            conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
     # -- files and chunks ----------------------------------------------------------
 
@@ -269,6 +262,19 @@ class MemoryIndex(IndexHealth):
             records = self.records(sorted({rowid for top in tops for _, rowid in top}))
         return [scaled_to_best(top, records) for top in tops]
 
+    def keyword_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """The BM25 (not divided by the best) of each chunk of ``ids`` holding a term of ``query``."""
+        terms = query_terms(query)[:MAX_QUERY_TERMS]
+        if not terms or not ids:
+            return {}
+        with self._db.read_snapshot():
+            self._postings.follow(self._generation())
+            marks = ",".join("?" * len(ids))
+            found = self._db.query(f"SELECT rowid, id FROM chunks WHERE id IN ({marks})", list(ids))
+            by_rowid = dict(sorted((int(rowid), str(chunk_id)) for rowid, chunk_id in found))
+            scores = self._postings.scores_of(terms, np.fromiter(by_rowid, np.int64, len(by_rowid)))
+        return {chunk_id: float(s) for chunk_id, s in zip(by_rowid.values(), scores, strict=True) if s > 0}
+
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each term's Lucene idf over the chunks, as keyword search weighs it (see ``keyword_search``)."""
         if (kept := self._last_idf.take(terms)) is not None:  # this search's keyword recall read them
@@ -360,23 +366,15 @@ class MemoryIndex(IndexHealth):
         return self._db.read_snapshot()
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> Rows:
-        """The rows of one read-only SQL statement on the index (``query_only``: it cannot write).
-
-        For diagnostics and benchmarks: the tables are derived and may change between versions
-        (see :mod:`.schema`); the search methods are the interface.
-        """
+        """The rows of one read-only SQL statement (``query_only``), for diagnostics and benchmarks: the
+        tables are derived and may change between versions; the search methods are the interface."""
         return self._db.query(sql, params, read_only=True)
 
     def nearest(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        """``(rowid, cosine)`` of the ``limit`` stored vectors nearest ``query``, best first.
-
-        Plain cosines, without the script groups' offsets :meth:`vector_search` applies: what an
-        exact scan of the same vectors elsewhere returns.
-        """
+        """``(rowid, cosine)`` of the ``limit`` stored vectors nearest ``query``, best first: plain cosines,
+        without :meth:`vector_search`'s script offsets (what an exact scan elsewhere returns)."""
         with self._db.read_snapshot():
             return self._vector_matrix().top_k(query, limit, offsets=False, stored=self._stored_vectors)
-
-    # -- plumbing -----------------------------------------------------------------
 
     def _generation(self) -> int:
         value = self.get_meta("generation")
@@ -384,7 +382,12 @@ class MemoryIndex(IndexHealth):
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; if it fails, the postings may hold its changes: they are forgotten."""
+        """Hold the index's write lock (one transaction) across several reads and writes.
+
+        Writes inside join this transaction. The indexer reads a file inside it, so what it writes is
+        never older than what another process wrote before: the index only moves forward. If it
+        fails, the postings may hold its changes: they are forgotten.
+        """
         try:
             with self._db.write() as conn:
                 yield conn
@@ -393,12 +396,5 @@ class MemoryIndex(IndexHealth):
                 self._postings.clear()
             raise
 
-    def writing(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        """Hold the index's write lock (one transaction) across several reads and writes.
-
-        Writes inside join this transaction. The indexer reads a file inside
-        it, so what it writes is never older than what another process wrote
-        before: the index only moves forward.
-        """
-        return self._write()
+    writing = _write  # the same transaction, for callers outside the index (sync batches, embedding)
 

@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..index.keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf, scaled_to_best
+from ..index.keyword import MAX_QUERY_TERMS, LastTermIdf, bm25_score, lucene_idf, scaled_to_best
 from ..index.rows import ChunkRow, FileState, chunk_record
 from ..index.vectors import from_blob, to_blob
 from ..text import query_terms
@@ -258,6 +258,19 @@ class PostgresIndex:
     def holds_script(self, script: int) -> bool:
         """Always True: the terms are not counted by script here, so translations are always looked for."""
         return True
+
+    def keyword_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """The BM25 (not divided by the best) of each chunk of ``ids`` holding a term of ``query``."""
+        terms = query_terms(query)[:MAX_QUERY_TERMS]
+        if not terms or not ids:
+            return {}
+        idf = self._last_idf.peek(terms) or self.term_idf(terms)  # what this search's recall read, if it did
+        with self._db.snapshot() as conn:
+            avg_len = corpus_stats(conn, self.tenant)[1]
+            rows = _rows(conn, "SELECT id, terms FROM md_memory_chunks WHERE tenant = %s AND id = ANY(%s)",
+                         (self.tenant, list(ids)))
+        scored = ((str(i), bm25_score(terms, str(indexed).split(), idf, avg_len)) for i, indexed in rows)
+        return {i: score for i, score in scored if score > 0}
 
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each term's Lucene idf over the tenant's chunks, as keyword search weighs it."""

@@ -1,6 +1,6 @@
-"""What the question asks for weighs hits: an answer over a question, the period it names over others.
+"""What the question asks for weighs hits: an answer over a question, the period and the person it names.
 
-Two multipliers, applied with the source weights (before decay) and recorded in a hit's ``weight``:
+Three multipliers, applied with the source weights (before decay) and recorded in a hit's ``weight``:
 
 - **a question is not an answer.** A hit whose text only asks something ("Where did you go on
   that road trip?", a user's question kept in a transcript) shares the words of a question about
@@ -9,9 +9,15 @@ Two multipliers, applied with the source weights (before decay) and recorded in 
   outside that period (the first full date its text gives, or its log's day) scores
   ``period_weight``; a note dated up to :data:`~langchain_md_memory.search.periods.REPORTED_WITHIN_DAYS`
   after it still tells of it. Undated hits are left alone.
+- **the person a question names.** A line of a conversation opens with who says it (``Ann (2:05 pm
+  on 3 March, 2023): …``, ``Ann: …``). When the question names one of the speakers among the hits
+  ("What did Ann paint?"), a line another speaker says scores ``speaker_weight``: Ann's answer is in
+  what Ann said, while her name is in half the lines of the conversation and weighs little as a
+  keyword. A question naming two speakers, or none, weighs nothing; lines without a speaker neither.
 
 LoCoMo (bench/QUALITY.md): the reply below a matching question is the gold turn of many misses,
-and a named date the only thing that tells one session's turns from another's.
+a named date the only thing that tells one session's turns from another's, and 97% of the gold
+turns of a question naming one speaker are that speaker's, against 71% of the other hits.
 
 Example:
     .. code-block:: python
@@ -20,6 +26,8 @@ Example:
 
         assert asks_only("Maria (2:05 pm on 3 March, 2023): Wow! Where did you go?\\n[image: a lake]")
         assert not asks_only("- Should I refinance? Decided: keep the fixed rate.")
+        assert speaker("Maria (2:05 pm on 3 March, 2023): Wow!") == "Maria"
+        assert speaker("- Rent: 1,650 EUR") is None
 """
 
 from __future__ import annotations
@@ -28,15 +36,20 @@ import functools
 import re
 from collections.abc import Iterable
 
+from ..text import CJK_CHAR_RE
 from ..types import MemorySearchResult
 from .decay import hit_day
 from .periods import REPORTED_WITHIN_DAYS, Period, text_day
 from .weighting import reweighted
 
-__all__ = ["apply_question_focus", "asks_only", "outside_period"]
+__all__ = ["apply_question_focus", "asks_only", "named_speaker", "outside_period", "speaker"]
 
 _NOT_PROSE = re.compile(r"^\s*(?:#|\[[^\]]*\]\s*$|<!--)")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+# One to three words, an optional parenthesised stamp (when it was said), a colon and a space.
+_CJK_NAME_CHARS = 4
+_SPEAKER = re.compile(r"\s*([^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2})"
+                      r"[ \t]*(?:\([^()\n]{0,80}\))?[ \t]*(?::\s|：)")
 
 
 @functools.lru_cache(maxsize=4096)  # asked of every hit of every search: its text, once
@@ -48,6 +61,35 @@ def asks_only(text: str) -> bool:
     return bool(prose) and prose[-1].rstrip().endswith(("?", "？"))
 
 
+def speaker(text: str) -> str | None:
+    """Who says ``text`` when it opens as a line of a conversation, ``Ann (2:05 pm …): …`` or ``Ann: …``
+    (up to three capitalised words, or four Chinese characters, before the colon); else ``None``."""
+    match = _SPEAKER.match(text)
+    if match is None:
+        return None
+    name = match[1]
+    if CJK_CHAR_RE.search(name):  # a Chinese name or kin term, not a clause ending on a colon
+        return name if len(name) <= _CJK_NAME_CHARS else None
+    return name if all(word[0].isupper() for word in name.split()) else None
+
+
+def named_speaker(question: str, hits: Iterable[MemorySearchResult]) -> str | None:
+    """The one speaker of ``hits`` (see :func:`speaker`) that ``question`` names; ``None`` when it
+    names none of them or several."""
+    return _one_named(question, (speaker(hit.text) for hit in hits))
+
+
+def _one_named(question: str, speakers: Iterable[str | None]) -> str | None:
+    named = {name for name in speakers if name is not None and _names(question, name)}
+    return named.pop() if len(named) == 1 else None
+
+
+def _names(question: str, name: str) -> bool:
+    if CJK_CHAR_RE.search(name):  # no spaces between Chinese words: the name anywhere
+        return name in question
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question) is not None
+
+
 def outside_period(hit: MemorySearchResult, period: Period) -> bool:
     """True when ``hit`` is dated (its text's first full date, its log's day) and no date of it
     falls in ``period`` or the days just after it."""
@@ -57,19 +99,26 @@ def outside_period(hit: MemorySearchResult, period: Period) -> bool:
 
 def apply_question_focus(
     hits: Iterable[MemorySearchResult], *, period: Period | None, question_weight: float,
-    period_weight: float,
+    period_weight: float, question: str = "", speaker_weight: float = 1.0,
 ) -> list[MemorySearchResult]:
-    """Multiply the score (and ``weight``) of question-only hits and of hits dated outside ``period``.
+    """Multiply the score (and ``weight``) of question-only hits, of hits dated outside ``period``
+    and of lines another speaker than the one ``question`` names says.
 
     Hits come back unchanged (same objects, same order) when no multiplier applies; otherwise
     re-sorted by the new scores.
     """
+    hits = list(hits)
+    said_by = {hit.chunk_id: speaker(hit.text) for hit in hits} if question and speaker_weight != 1.0 else {}
+    who = _one_named(question, said_by.values())
+
     def multiplier(hit: MemorySearchResult) -> float:
         factor = 1.0
         if question_weight != 1.0 and asks_only(hit.text):
             factor *= question_weight
         if period is not None and period_weight != 1.0 and outside_period(hit, period):
             factor *= period_weight
+        if who is not None and said_by[hit.chunk_id] not in (None, who):
+            factor *= speaker_weight
         return factor
 
     return reweighted(hits, multiplier)

@@ -110,6 +110,7 @@ def rank(
     now: dt.datetime | None = None,
     access_counts: Mapping[str, int] | None = None,
     period: Period | None = None,
+    question: str = "",
 ) -> RankedResults:
     """Run stages 1–5 over ``recall`` and return the top ``max_results`` hits.
 
@@ -117,7 +118,8 @@ def rank(
     local time) is the reference for temporal decay; ``access_counts`` maps
     chunk id to how often it was returned before (used when
     ``config.access_weight > 0``); ``period`` the one the question names (see
-    :func:`~.periods.named_period`; hits dated outside it weigh less, :mod:`.focus`). Each hit's
+    :func:`~.periods.named_period`; hits dated outside it weigh less, :mod:`.focus`); ``question``
+    the query as asked (a speaker it names weighs the lines of others less, :mod:`.focus`). Each hit's
     ``score`` is final (merged × weight × decay); MMR only reorders, and ``relevance_rank`` is the
     hit's 1-based rank before MMR.
 
@@ -158,6 +160,8 @@ def rank(
         period=period,
         question_weight=config.question_weight,
         period_weight=config.period_weight,
+        question=question,
+        speaker_weight=config.speaker_weight,
     )
     # Called even when disabled: it re-sorts after the weights changed scores.
     decayed = apply_temporal_decay(

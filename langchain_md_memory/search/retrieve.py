@@ -29,8 +29,10 @@ from ..types import ChunkRecord
 from .pipeline import Recall
 from .relevance import CROSSED_WEIGHT
 
-__all__ = ["CandidateSource", "Crossing", "QueryEmbedder", "bounded_keywords", "crossing", "query_vector",
-           "retrieve"]
+__all__ = [
+    "CandidateSource", "Crossing", "QueryEmbedder", "bounded_keywords", "crossing", "keyword_completed",
+    "query_vector", "retrieve",
+]
 
 _PER_WORD = 16
 """Translations looked up for one word of the query."""
@@ -71,6 +73,10 @@ class CandidateSource(Protocol):
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
         """Vector candidates, best first."""
+        ...
+
+    def keyword_scores(self, query: str, ids: list[str]) -> dict[str, float]:
+        """The BM25 keyword recall ranks by, of each of these chunks holding a query term."""
         ...
 
     def term_idf(self, terms: list[str]) -> dict[str, float]:
@@ -230,6 +236,27 @@ def bounded_keywords(index: CandidateSource, query: str) -> tuple[str, str | Non
     return " ".join(forms[t] for t in chosen), note
 
 
+def keyword_completed(index: CandidateSource, query: str, keyword: list[tuple[ChunkRecord, float]],
+                      found: list[tuple[ChunkRecord, float]]) -> list[tuple[ChunkRecord, float]]:
+    """The vector candidates keyword recall did not return, with the keyword score they have.
+
+    Keyword recall keeps its best ``pool``; a chunk just below them that the vector path found
+    would otherwise get no keyword evidence at all, as if it held none of the query's words. Its
+    BM25 is divided by that of keyword recall's best hit, as keyword recall's own scores are.
+    Costs one read of these chunks' indexed terms.
+    """
+    returned = {record.id for record, _ in keyword}
+    missing = [record for record, _ in found if record.id not in returned]
+    if not keyword or not missing:
+        return []
+    top = keyword[0][0].id
+    raw = index.keyword_scores(query, [top, *(record.id for record in missing)])
+    best = raw.get(top, 0.0)
+    if best <= 0.0:
+        return []
+    return [(record, min(1.0, raw[record.id] / best)) for record in missing if record.id in raw]
+
+
 def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig, vector: Any,
              degraded: str | None) -> Recall:
     """Up to ``pool`` candidates from each path, and stored vectors when MMR compares by cosine."""
@@ -248,6 +275,8 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
             logger.warning("vector recall failed, answering from keywords: %s", reason)
             degraded = "; ".join(filter(None, [f"vector search failed ({reason}); keyword results only",
                                                bounded]))
+    if config.complete_keyword_scores and found:
+        keyword = [*keyword, *keyword_completed(index, query, keyword, found)]
     weights = index.term_idf(terms[:MAX_QUERY_TERMS]) if terms else {}  # the terms keyword recall read
     weights = {**crossed.idf, **unseamed(index, query, weights)}
     # What keyword recall found with the translations joins its pool, weighed down.

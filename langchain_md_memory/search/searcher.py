@@ -88,7 +88,8 @@ class Searcher:
         expired = len(recall.vector) + len(recall.keyword) - len(live.vector) - len(live.keyword)
         ids = [r.id for r, _ in live.vector] + [r.id for r, _ in live.keyword]
         counts = self.access_counts(ids) if config.access_weight > 0 and ids else None
-        ranked = rank(live, config, max_results=2 * k if strict else k, access_counts=counts, period=period)
+        ranked = rank(live, config, max_results=2 * k if strict else k, access_counts=counts, period=period,
+                      question=query)
         hits, restated = ranked.hits, 0
         if config.temporal_decay.newer_first < 1.0:  # the same switch as "newer statements first"
             hits = restated_below_successors(ranked.hits, self._struck_facts(successor_paths(ranked.hits)))

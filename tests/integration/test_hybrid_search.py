@@ -282,3 +282,22 @@ def test_a_short_english_note_in_a_chinese_log_is_measured_as_english(memory_dir
     flush = next(h.vector_score for h in hits if "aisle" in h.text)
     english = [h.vector_score or 0.0 for h in hits if h.path.startswith("en-")]
     assert flush is not None and english and flush <= max(english) + 1e-6
+
+
+def test_a_vector_hit_below_the_keyword_pool_keeps_its_keyword_score(memory_dir):
+    emb = AxisEmbeddings(VOCAB, aliases={"annuity": "pension"})
+    (memory_dir / "a.md").write_text("Pension, cash.\n")
+    (memory_dir / "c.md").write_text("Pension bond.\n")
+    # Third by BM25 (the longest), first by cosine (its annuity is a pension to the embedding).
+    (memory_dir / "b.md").write_text("Company annuity: the pension fund pays out monthly from sixty-five.\n")
+    pool_of_two = {"max_results": 2, "candidate_multiplier": 1, "mmr": {"enabled": False}}
+    with open_memory(memory_dir, emb, **pool_of_two) as mem:
+        completed = mem.search_detailed("pension")
+    with open_memory(memory_dir, emb, complete_keyword_scores=False, **pool_of_two) as mem:
+        as_returned = mem.search_detailed("pension")
+    (hit,) = (h for h in completed.hits if h.path == "b.md")
+    (seed_hit,) = (h for h in as_returned.hits if h.path == "b.md")
+    assert seed_hit.source == "vector" and seed_hit.keyword_score is None  # keyword recall kept a and c
+    assert hit.source == "both" and 0.0 < hit.keyword_score < 1.0
+    assert hit.vector_score == seed_hit.vector_score and hit.score > seed_hit.score
+    assert completed.funnel["keyword"] == 3 and as_returned.funnel["keyword"] == 2

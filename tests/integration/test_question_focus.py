@@ -39,3 +39,22 @@ def test_a_chinese_question_names_its_month_too(memory_dir: Path) -> None:
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         hits = mem.search("2025年3月交了多少房租")
     assert hits[0].path == "2025-03-02.md"
+
+
+def test_the_named_speakers_own_line_ranks_above_another_speaker_echoing_the_words(memory_dir: Path) -> None:
+    (memory_dir / "chat").mkdir()
+    (memory_dir / "chat" / "t1.md").write_text(
+        "Caroline (1:56 pm on 8 May, 2023): Melanie, your sunrise painting of the lake is amazing!\n")
+    (memory_dir / "chat" / "t2.md").write_text(
+        "Melanie (1:56 pm on 8 May, 2023): Thanks! I painted that lake sunrise last year, a fine morning.\n")
+    (memory_dir / "notes.md").write_text("- Painting classes: Tuesdays.\n")
+    question = "When did Melanie paint the lake sunrise?"
+    with MarkdownMemory(memory_dir, embeddings="none") as mem:
+        hits = mem.search(question)
+    with MarkdownMemory(memory_dir, embeddings="none", config={"speaker_weight": 1.0}) as mem:
+        unweighted = mem.search(question)
+    assert unweighted[0].path == "chat/t1.md"  # Caroline's line is the shorter, it names Melanie too
+    assert hits[0].path == "chat/t2.md"
+    caroline = next(hit for hit in hits if hit.path == "chat/t1.md")
+    assert caroline.weight == 0.7
+    assert next(hit for hit in hits if hit.path == "notes.md").weight == 1.0  # no speaker: left alone

@@ -233,6 +233,17 @@ def test_both_backends_return_the_same_hits(pg_memory_factory: MemoryFactory, tm
             found = [(h.chunk_id, round(h.score, 5), h.source, round(h.relevance, 5))
                      for h in pg.search(query)]
             assert found == expected, query
+        # A vector hit keyword recall left out keeps its BM25, on either backend.
+        narrow = folder.config.merged(candidate_multiplier=1)
+        for query in ("bond ladder", "cash"):  # hits the paths order alike (ties at 0 they may not)
+            expected = [(h.chunk_id, round(h.score, 5), h.keyword_score and round(h.keyword_score, 5))
+                        for h in folder.search_detailed(query, max_results=2, config=narrow).hits]
+            found = [(h.chunk_id, round(h.score, 5), h.keyword_score and round(h.keyword_score, 5))
+                     for h in pg.search_detailed(query, max_results=2, config=narrow).hits]
+            assert found == expected, query
+        ids = [h.chunk_id for h in folder.search("bond ladder", max_results=10)]
+        assert pg.index.keyword_scores("bond ladder", ids) == pytest.approx(
+            folder.index.keyword_scores("bond ladder", ids))
         # The weights of term coverage: rarer terms weigh more, a term no chunk holds the most.
         terms = ["bond", "retir", "仓位", "walnut"]
         weights = folder.index.term_idf(terms)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from langchain_md_memory.index.keyword import bm25_score, lucene_idf
+from langchain_md_memory.index.keyword import LastTermIdf, bm25_score, lucene_idf
 
 FTS5_CLAMPED_IDF = 1e-6  # what FTS5's bm25() gives a term found in more than half of the chunks
 
@@ -62,3 +62,12 @@ def test_a_rarer_matched_term_outweighs_a_common_one() -> None:
     doc_common = ["common", "x", "y"]
     terms = ["rare", "common"]
     assert bm25_score(terms, doc_rare, idf, avg_len=3.0) > bm25_score(terms, doc_common, idf, avg_len=3.0)
+
+
+def test_a_kept_idf_can_be_peeked_and_is_then_taken_once() -> None:
+    kept = LastTermIdf()
+    kept.keep(["bond", "ladder"], {"bond": 1.0, "ladder": 2.0})
+    assert kept.peek(["bond"]) is None  # the idf of other terms
+    assert kept.peek(["bond", "ladder"]) == {"bond": 1.0, "ladder": 2.0}
+    assert kept.take(["bond", "ladder"]) == {"bond": 1.0, "ladder": 2.0}  # peeking left it there
+    assert kept.take(["bond", "ladder"]) is None and kept.peek(["bond", "ladder"]) is None

@@ -44,6 +44,16 @@ def test_bm25_ranks_the_more_relevant_chunk_first_with_scores_in_unit_interval(i
     assert scores[0] > scores[1]
 
 
+def test_keyword_scores_are_the_bm25_keyword_search_ranks_by(idx):
+    _fill(idx, "a.md", ["bond ladder", "bond bond bond ladder ladder", "equity only", "cash reserve"])
+    hits = idx.keyword_search("bond ladder", 10)
+    raw = idx.keyword_scores("bond ladder", [r.id for r, _ in hits] + ["a.md:3-3", "no-such-chunk"])
+    assert set(raw) == {r.id for r, _ in hits}  # a chunk holding no query term, or none at all: absent
+    best = raw[hits[0][0].id]
+    assert all(raw[r.id] / best == pytest.approx(score) for r, score in hits)
+    assert idx.keyword_scores("bond", []) == {} and idx.keyword_scores("the", ["a.md:1-1"]) == {}
+
+
 def test_keyword_search_finds_chinese_word_inside_a_sentence(idx):
     _fill(idx, "MEMORY.md", ["单只个股不超过总仓位 5%", "退休目标年龄 60"])
     hits = idx.keyword_search("仓位", 5)

@@ -1,4 +1,5 @@
-"""The question's focus: a question-only hit weighs less, so does a hit dated outside the named period."""
+"""The question's focus: a question-only hit weighs less, so does a hit dated outside the named period,
+and a line another speaker than the one the question names says."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import datetime as dt
 
 import pytest
 
-from langchain_md_memory.search.focus import apply_question_focus, asks_only, outside_period
+from langchain_md_memory.search.focus import (
+    apply_question_focus,
+    asks_only,
+    named_speaker,
+    outside_period,
+    speaker,
+)
 from langchain_md_memory.search.periods import Period
 from tests.support.hits import make_hit
 
@@ -55,3 +62,42 @@ def test_nothing_changes_when_no_weight_applies() -> None:
     hits = [make_hit("a", 0.9, text="- a fact"), make_hit("b", 0.5, text="- another")]
     assert apply_question_focus(hits, period=None, question_weight=0.8, period_weight=0.5) == hits
     assert apply_question_focus(hits, period=None, question_weight=1.0, period_weight=1.0)[0] is hits[0]
+
+
+@pytest.mark.parametrize(("text", "who"), [
+    ("Melanie (1:56 pm on 8 May, 2023): I painted that lake sunrise last year!", "Melanie"),
+    ("Ann: Where did you go?", "Ann"),
+    ("Dr. Reis: stop the iron tablets.", "Dr. Reis"),
+    ("妈妈：下个月去成都。", "妈妈"),
+    ("- Rent: 1,650 EUR", None),  # a bullet, not a line of a conversation
+    ("## Preferences\n- Editor: Neovim", None),
+    ("note: lower-case is no name", None),
+    ("我今天去了超市：买了牛奶", None),  # a Chinese clause before a colon, not a name
+    ("See https://example.com for details", None),
+])
+def test_a_line_of_a_conversation_opens_with_its_speaker(text: str, who: str | None) -> None:
+    assert speaker(text) == who
+
+
+def test_the_question_names_one_speaker_of_the_hits_or_none() -> None:
+    hits = [make_hit("m", text="Melanie (8 May, 2023): I painted it."),
+            make_hit("c", text="Caroline (8 May, 2023): Lovely!"), make_hit("n", text="- a note")]
+    assert named_speaker("When did Melanie paint a sunrise?", hits) == "Melanie"
+    assert named_speaker("What did Melanie's friend say?", hits) == "Melanie"
+    assert named_speaker("What did Caroline tell Melanie?", hits) is None  # two: no one to prefer
+    assert named_speaker("What did Mel paint?", hits) is None  # a name is matched whole
+    assert named_speaker("when did melanie paint", hits) is None  # names are capitalised
+
+
+def test_lines_another_speaker_says_score_less_and_the_named_speakers_line_rises() -> None:
+    other = make_hit("c", 0.9, text="Caroline (8 May, 2023): Wow, Melanie, you paint sunrises too?")
+    own = make_hit("m", 0.8, text="Melanie (8 May, 2023): Yeah, I painted that lake last year!")
+    note = make_hit("n", 0.7, text="- painting classes on Tuesdays")
+    ranked = apply_question_focus([other, own, note], period=None, question_weight=1.0, period_weight=1.0,
+                                  question="When did Melanie paint a sunrise?", speaker_weight=0.7)
+    assert [hit.chunk_id for hit in ranked] == ["m", "n", "c"]
+    assert ranked[2].score == pytest.approx(0.63) and ranked[2].weight == pytest.approx(0.7)
+    assert ranked[1] is note  # no speaker: left alone
+    off = apply_question_focus([other, own], period=None, question_weight=1.0, period_weight=1.0,
+                               question="When did Melanie paint a sunrise?", speaker_weight=1.0)
+    assert [hit.chunk_id for hit in off] == ["c", "m"]
