@@ -28,7 +28,7 @@ from ..files.base import DocumentStore, StateStore
 from ..types import ChunkRecord, FileKind
 from .rows import ChunkRow, FileState
 
-__all__ = ["Backend", "IndexOwner", "SearchIndex", "VectorCache"]
+__all__ = ["Backend", "HealthChecks", "IndexOwner", "SearchIndex", "VectorCache"]
 
 T = TypeVar("T")
 
@@ -46,6 +46,26 @@ class VectorCache(Protocol):
 
     def holds_any(self, fingerprint: str) -> bool:
         """True when some vector is cached under this embedding identity."""
+        ...
+
+
+class HealthChecks(Protocol):
+    """What ``verify`` asks an index about its own health (``SearchIndex.health``)."""
+
+    def integrity_problems(self) -> list[str]:
+        """What a structural check of the index found; empty when sound."""
+        ...
+
+    def chunk_spans(self) -> dict[str, list[tuple[int, int, str]]]:
+        """``(start_line, end_line, hash)`` of every stored chunk, by file."""
+        ...
+
+    def paths_without_keywords(self) -> list[str]:
+        """Files with a chunk that keyword recall cannot find."""
+        ...
+
+    def keyword_orphans(self) -> int:
+        """Keyword entries whose chunk is gone."""
         ...
 
 
@@ -147,20 +167,9 @@ class SearchIndex(Protocol):
         """How often each chunk was returned."""
         ...
 
-    def integrity_problems(self) -> list[str]:
-        """What a structural check of the index found; empty when sound."""
-        ...
-
-    def chunk_spans(self) -> dict[str, list[tuple[int, int, str]]]:
-        """``(start_line, end_line, hash)`` of every stored chunk, by file."""
-        ...
-
-    def paths_without_keywords(self) -> list[str]:
-        """Files with a chunk that keyword recall cannot find."""
-        ...
-
-    def keyword_orphans(self) -> int:
-        """Keyword entries whose chunk is gone."""
+    @property
+    def health(self) -> HealthChecks:
+        """What ``verify`` asks the index about its own health."""
         ...
 
     def after_sync(self) -> None:

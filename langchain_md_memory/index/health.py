@@ -4,7 +4,7 @@ Example:
     .. code-block:: python
 
         idx = MemoryIndex.open("memory/index.sqlite")
-        assert idx.integrity_problems() == [] and idx.keyword_orphans() == 0
+        assert idx.health.integrity_problems() == [] and idx.health.keyword_orphans() == 0
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ __all__ = ["IndexHealth"]
 
 
 class IndexHealth:
-    """The health questions of :class:`~langchain_md_memory.index.sqlite.MemoryIndex`, over its connection."""
+    """The health questions of an SQLite index file (``MemoryIndex.health``), over its connection."""
 
-    _db: IndexConnection
+    def __init__(self, db: IndexConnection) -> None:
+        self._db = db
 
     def integrity_problems(self) -> list[str]:
         """SQLite's ``quick_check`` findings (reads every page); empty when the file is sound."""

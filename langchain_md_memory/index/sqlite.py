@@ -48,7 +48,7 @@ __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
 logger = logging.getLogger(__name__)
 
 
-class MemoryIndex(IndexHealth):
+class MemoryIndex:
     """One SQLite index file (WAL, busy timeout), safe to share across threads.
 
     Tools run on worker threads and retrievers in executors, so the connection
@@ -64,6 +64,7 @@ class MemoryIndex(IndexHealth):
         self.cache = EmbeddingCache(self._db)
         """The embedding cache (vectors by content hash and embedding identity)."""
         self.path = path
+        self.health = IndexHealth(self._db)
         self._vectors: ScriptVectors | None = None
         self._postings = KeywordPostings(self._db.query)
         self._records = RecordCache()
@@ -240,9 +241,8 @@ class MemoryIndex(IndexHealth):
     def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
         """BM25 keyword recall, scores in (0, 1] (divided by the best hit's), best first.
 
-        Every chunk holding a query term is scored (:mod:`.postings`), with the Lucene idf
-        ``ln(1 + (N - n + 0.5) / (n + 0.5))``: it stays positive, where FTS5's ``bm25()``
-        gives a term in over half of the chunks ~0 and a small memory's matches nothing.
+        Every chunk holding a query term is scored (:mod:`.postings`), with the Lucene idf: it stays
+        positive, where FTS5's ``bm25()`` gives a term in over half of the chunks ~0.
         """
         return self.keyword_searches([query], limit)[0]
 

@@ -90,6 +90,37 @@ class PostgresEmbeddingCache:
             )
 
 
+class PostgresHealth:
+    """The health questions ``verify`` asks of one tenant's index (``PostgresIndex.health``)."""
+
+    def __init__(self, db: PostgresDatabase, tenant: str) -> None:
+        self._db = db
+        self.tenant = tenant
+
+    def integrity_problems(self) -> list[str]:
+        """Structural problems: none to find here (PostgreSQL checks its own pages)."""
+        return []
+
+    def chunk_spans(self) -> dict[str, list[tuple[int, int, str]]]:
+        """``(start_line, end_line, hash)`` of every stored chunk, by file."""
+        out: dict[str, list[tuple[int, int, str]]] = {}
+        rows = self._db.query("SELECT path, start_line, end_line, hash FROM md_memory_chunks "
+                              "WHERE tenant = %s", (self.tenant,))
+        for path, start, end, digest in rows:
+            out.setdefault(str(path), []).append((int(start), int(end), str(digest)))
+        return out
+
+    def paths_without_keywords(self) -> list[str]:
+        """Files with a chunk whose keyword terms are missing from its tsvector."""
+        rows = self._db.query("SELECT DISTINCT path FROM md_memory_chunks WHERE tenant = %s "
+                              "AND terms <> '' AND length(tsv) = 0", (self.tenant,))
+        return sorted(str(r[0]) for r in rows)
+
+    def keyword_orphans(self) -> int:
+        """Keyword entries whose chunk is gone: none (the terms live in the chunk's own row)."""
+        return 0
+
+
 class PostgresIndex:
     """The :class:`~langchain_md_memory.index.base.SearchIndex` of one tenant in PostgreSQL.
 
@@ -106,6 +137,7 @@ class PostgresIndex:
         self.tenant = tenant
         self.path = f"postgresql://{db.name}#{tenant}"
         self.cache = PostgresEmbeddingCache(db)
+        self.health = PostgresHealth(db, tenant)
         version = db.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0][0]
         self.pgvector_version = str(version)
         self.vector_mode: VectorSearch = vector_search
@@ -328,31 +360,6 @@ class PostgresIndex:
         rows = _rows(conn, f"SELECT {_RECORD} FROM md_memory_chunks WHERE tenant = %s AND rowid = ANY(%s)",
                      (self.tenant, list(rowids)))
         return {int(r[0]): chunk_record(r) for r in rows}
-
-    # -- health (for verify) -------------------------------------------------------------
-
-    def integrity_problems(self) -> list[str]:
-        """Structural problems: none to find here (PostgreSQL checks its own pages)."""
-        return []
-
-    def chunk_spans(self) -> dict[str, list[tuple[int, int, str]]]:
-        """``(start_line, end_line, hash)`` of every stored chunk, by file."""
-        out: dict[str, list[tuple[int, int, str]]] = {}
-        rows = self._db.query("SELECT path, start_line, end_line, hash FROM md_memory_chunks "
-                              "WHERE tenant = %s", (self.tenant,))
-        for path, start, end, digest in rows:
-            out.setdefault(str(path), []).append((int(start), int(end), str(digest)))
-        return out
-
-    def paths_without_keywords(self) -> list[str]:
-        """Files with a chunk whose keyword terms are missing from its tsvector."""
-        rows = self._db.query("SELECT DISTINCT path FROM md_memory_chunks WHERE tenant = %s "
-                              "AND terms <> '' AND length(tsv) = 0", (self.tenant,))
-        return sorted(str(r[0]) for r in rows)
-
-    def keyword_orphans(self) -> int:
-        """Keyword entries whose chunk is gone: none (the terms live in the chunk's own row)."""
-        return 0
 
     # -- plumbing ------------------------------------------------------------------------
 

@@ -187,12 +187,12 @@ def _all_paths(found: _Findings) -> tuple[str, ...]:
 def _inspect(indexer: Indexer, progress: ProgressCallback | None = None) -> _Findings:
     store, index, config = indexer.store, indexer.index, indexer.config
     # Damaged pages can hide from the queries below (a search touches few pages); this reads them all.
-    check = index.integrity_problems()
+    check = index.health.integrity_problems()
     if check:
         raise MemoryIndexError(f"index {index.path} failed its integrity check: {'; '.join(check[:3])}")
     scanned = store.scan()
     states = index.file_states()
-    expected_chunks = index.chunk_spans()
+    expected_chunks = index.health.chunk_spans()
     problems: dict[str, list[str]] = {kind: [] for kind in _PROBLEM_KINDS}
     for path in sorted(set(states) | set(expected_chunks)):
         if path not in scanned:
@@ -222,7 +222,7 @@ def _inspect(indexer: Indexer, progress: ProgressCallback | None = None) -> _Fin
         )
         if sorted(expected_chunks.get(path, [])) != want:
             problems["chunk_mismatch"].append(path)
-    for path in index.paths_without_keywords():
+    for path in index.health.paths_without_keywords():
         if path in scanned and path not in problems["chunk_mismatch"]:
             problems["chunk_mismatch"].append(path)
     chunks = sum(len(v) for v in expected_chunks.values())
@@ -233,7 +233,7 @@ def _inspect(indexer: Indexer, progress: ProgressCallback | None = None) -> _Fin
         indexed=len(states),
         chunks=chunks,
         problems={kind: tuple(sorted(paths)) for kind, paths in problems.items()},
-        fts_orphans=index.keyword_orphans(),
+        fts_orphans=index.health.keyword_orphans(),
     )
 
 
