@@ -26,13 +26,10 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 import calendar
 import datetime as dt
-import json
 import re
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,9 +40,10 @@ from langchain_md_memory.files.paths import daily_date
 from langchain_md_memory.files.sections import into_section
 from langchain_md_memory.search.asof import asked_day
 
+from .cli import run_measurement
 from .dataset import write_tree
 from .devset import load_dev
-from .embedder import QueryCachedEmbeddings, make_embeddings
+from .embedder import QueryCachedEmbeddings
 from .hygiene import load_cases
 from .run import DEPTH
 
@@ -149,16 +147,7 @@ def run(embeddings: QueryCachedEmbeddings | None, folder: Path) -> dict[str, Any
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.quality.asof",
-                                     description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--embeddings", default="local", help="as python -m bench.quality (default: local)")
-    parser.add_argument("--workdir", type=Path, help="where the memory is built (default: a temp folder)")
-    args = parser.parse_args(argv)
-    embeddings = make_embeddings(args.embeddings)
-    with tempfile.TemporaryDirectory(prefix="md-memory-asof-") as tmp:
-        result = run(embeddings, args.workdir or Path(tmp))
-    result["embeddings"] = args.embeddings if embeddings is None else embeddings.model
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    result = run_measurement("python -m bench.quality.asof", __doc__, run, argv)
     failed = result["r5"] < 0.9 or result["then_above_current"] < 0.9 or result["struck_in_present_answers"]
     if failed:
         print("as-of figures below the bar (R@5 and then-above-current >= 0.9, no struck line now)",

@@ -31,13 +31,11 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import datetime as dt
 import difflib
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -45,10 +43,11 @@ from typing import Any, Literal
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig
 
+from .cli import run_measurement
 from .configs import build_spec
 from .dataset import GoldRef, MemorySet, Query, write_tree
 from .devset import DEV_DIR, load_dev, materialised_names
-from .embedder import QueryCachedEmbeddings, make_embeddings
+from .embedder import QueryCachedEmbeddings
 from .metrics import summarise
 from .run import DEPTH, build, evaluate
 
@@ -208,16 +207,7 @@ def run(embeddings: QueryCachedEmbeddings | None, workdir: Path,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.quality.hygiene",
-                                     description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--embeddings", default="local", help="as python -m bench.quality (default: local)")
-    parser.add_argument("--workdir", type=Path, help="where the memories are built (default: a temp folder)")
-    args = parser.parse_args(argv)
-    embeddings = make_embeddings(args.embeddings)
-    with tempfile.TemporaryDirectory(prefix="md-memory-hygiene-") as tmp:
-        result = run(embeddings, args.workdir or Path(tmp))
-    result["embeddings"] = args.embeddings if embeddings is None else embeddings.model
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    run_measurement("python -m bench.quality.hygiene", __doc__, run, argv)
     return 0
 
 
