@@ -111,6 +111,7 @@ def mmr_rerank(
     similarity: Similarity | None = None,
     duplicate_threshold: float = 0.0,
     relevance_floor: float | None = None,
+    limit: int | None = None,
 ) -> list[MemorySearchResult]:
     """Reorder ``hits`` greedily by maximal marginal relevance; scores are not changed.
 
@@ -121,7 +122,8 @@ def mmr_rerank(
     Similarities below ``duplicate_threshold`` count as 0 (see
     :func:`only_duplicates`). Relevance is min-max normalised between
     ``relevance_floor`` (default: the pool's lowest score; pass the weakest
-    candidate's) and the best score.
+    candidate's) and the best score. With ``limit``, only the first ``limit`` are picked (each pick
+    depends only on those before it, so they are the same), the rest follow in input order.
 
     Raises:
         ValueError: if ``lambda_`` is outside [0, 1].
@@ -139,7 +141,8 @@ def mmr_rerank(
     max_sim = [0.0] * len(pool)
     remaining = list(range(len(pool)))
     order: list[int] = []
-    while remaining:
+    picks = len(pool) if limit is None else min(max(limit, 0), len(pool))
+    while len(order) < picks:
         # max() keeps the first of equal keys; the key already encodes "higher score, then earlier".
         best = max(
             remaining,
@@ -151,4 +154,4 @@ def mmr_rerank(
             s = sim(i, best)
             if s > max_sim[i]:
                 max_sim[i] = s
-    return [pool[i] for i in order]
+    return [pool[i] for i in [*order, *remaining]]

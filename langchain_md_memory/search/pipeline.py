@@ -183,7 +183,7 @@ def rank(
         reranked = mmr_rerank(pool, lambda_=config.mmr.lambda_, similarity=similarity,
                               duplicate_threshold=config.mmr.duplicate_threshold,
                               # the weakest candidate recall found, so the pool's last is not 0
-                              relevance_floor=min(merged[-1].score, decayed[-1].score))
+                              relevance_floor=min(merged[-1].score, decayed[-1].score), limit=k)
     top = reranked[:k]
 
     stages = (recall.vector, recall.keyword, merged, filtered, decayed, pool, top)

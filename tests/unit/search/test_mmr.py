@@ -62,6 +62,14 @@ def test_mmr_lifts_distinct_chunk_into_top_two() -> None:
     assert sorted(ids(out)) == sorted(ids(pool()))
 
 
+def test_a_limit_picks_the_same_first_hits_and_leaves_the_rest_in_order() -> None:
+    full = ids(mmr_rerank(pool(), lambda_=0.7))
+    for limit in range(len(pool()) + 1):
+        out = ids(mmr_rerank(pool(), lambda_=0.7, limit=limit))
+        assert out[:limit] == full[:limit]
+        assert out[limit:] == [i for i in ids(pool()) if i not in out[:limit]]
+
+
 def test_mmr_keeps_scores_unchanged() -> None:
     out = mmr_rerank(pool(), lambda_=0.7)
     assert {h.chunk_id: h.score for h in out} == {h.chunk_id: h.score for h in pool()}
