@@ -9,7 +9,9 @@ days old whatever day the bench runs.
 
 ``queries.json`` holds ``{"id", "category", "query", "gold"}`` items (the "tuned" split: the
 questions looked at while tuning); ``heldout.json`` more in the same format (the "held-out"
-split, written after the label threshold was chosen, blind to scores); ``gold``
+split, written after the label threshold was chosen, blind to scores); ``blind.json`` 48 more
+(the "blind" split, written after every rule was fixed by a reader who saw no scores and no search
+code); ``gold``
 is a list of ``{"path", "text"}`` (a file under ``files/`` and a substring of
 it that answers the question, optionally ``"or": [...]`` alternatives). Gold is
 located by the lines the substring spans, so chunking changes do not break it.
@@ -69,14 +71,15 @@ def _ref(item: dict[str, Any], sources: dict[str, str], names: dict[str, tuple[s
     return GoldRef(names[source][0] if source in names else source, span[0], span[1])
 
 
-SPLITS = {"tuned": "queries.json", "held-out": "heldout.json"}
+SPLITS = {"tuned": "queries.json", "held-out": "heldout.json", "blind": "blind.json"}
 """Each split of the dev questions and its file."""
 
 
 def load_dev(root: Path = DEV_DIR, today: dt.date | None = None, *, held_out: bool = True) -> MemorySet:
     """The dev memory (documents under their dated names) and its queries with located gold.
 
-    ``held_out=False`` leaves out the held-out split (what the hygiene harness compares across runs).
+    ``held_out=False`` leaves out the held-out and blind splits (what the hygiene harness compares
+    across runs).
     """
     today = today or dt.date.today()
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
@@ -95,7 +98,7 @@ def load_dev(root: Path = DEV_DIR, today: dt.date | None = None, *, held_out: bo
     queries = []
     for split, name in SPLITS.items():
         path = root / name
-        if split == "held-out" and (not held_out or not path.exists()):
+        if split != "tuned" and (not held_out or not path.exists()):
             continue
         for item in json.loads(path.read_text(encoding="utf-8"))["queries"]:
             qid = item["id"]

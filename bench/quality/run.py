@@ -35,7 +35,7 @@ from langchain_md_memory import MarkdownMemory, MemoryConfig, MemorySearchResult
 from .bm25 import BM25
 from .configs import DEFAULT_CONFIGS, ConfigSpec, resolve_configs
 from .dataset import GoldRef, MemorySet, Query, write_tree
-from .devset import DEV_DIR, load_dev
+from .devset import DEV_DIR, SPLITS, load_dev
 from .embedder import QueryCachedEmbeddings, make_embeddings
 from .locomo import LAYOUTS, load_locomo
 from .metrics import Outcome, gold_ranks
@@ -238,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
         workdir = Path(args.workdir) if args.workdir else Path(tmp)
         if dev is not None:
-            result = DatasetResult("dev", "Dev set (bilingual personal memory)", ["tuned", "held-out"])
+            result = DatasetResult("dev", "Dev set (bilingual personal memory)", list(SPLITS))
             run_dataset(result, [dev], workdir, specs, embeddings, args.limit)
             results.append(result)
         if locomo_sets:

@@ -15,7 +15,7 @@ import pytest
 from bench.quality.bm25 import BM25
 from bench.quality.configs import resolve_configs
 from bench.quality.dataset import GoldRef, MemorySet, Query
-from bench.quality.devset import DEV_DIR, load_dev
+from bench.quality.devset import DEV_DIR, SPLITS, load_dev
 from bench.quality.embedder import QueryCachedEmbeddings, make_embeddings
 from bench.quality.locomo import load_locomo
 from bench.quality.metrics import Outcome, gold_ranks, recall_at_k, reciprocal_rank, summarise, top1
@@ -241,9 +241,10 @@ def _gold_items(query: dict) -> list[dict]:
     return [alt for item in query["gold"] for alt in [item, *item.get("or", [])]]
 
 
-def test_every_dev_gold_text_is_in_exactly_the_named_file():
+@pytest.mark.parametrize("split_file", sorted(SPLITS.values()))
+def test_every_dev_gold_text_is_in_exactly_the_named_file(split_file):
     sources = _sources()
-    queries = json.loads((DEV_DIR / "queries.json").read_text(encoding="utf-8"))["queries"]
+    queries = json.loads((DEV_DIR / split_file).read_text(encoding="utf-8"))["queries"]
     for query in queries:
         for item in _gold_items(query):
             holders = [path for path, text in sources.items() if item["text"] in text]
