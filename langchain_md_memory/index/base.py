@@ -159,6 +159,11 @@ class SearchIndex(Protocol):
         """Stored unit vectors by chunk id."""
         ...
 
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """Several reads (a search's) that see one state of the index; a backend whose statements each
+        read their own snapshot returns a null context."""
+        ...
+
     def record_access(self, ids: Sequence[str]) -> None:
         """Count that these chunks were returned."""
         ...

@@ -20,10 +20,12 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar, cast
 
 from .schema import index_error, retry_busy
+
+T = TypeVar("T")
 
 __all__ = ["IndexConnection", "Rows"]
 
@@ -46,6 +48,8 @@ class IndexConnection:
         self.path = path
         self.lock = threading.RLock()
         self._write_depth = 0
+        self._reader: int | None = None  # the thread in a read snapshot
+        self._read_once: dict[str, Any] = {}  # what it read once (see once_per_snapshot)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -86,6 +90,15 @@ class IndexConnection:
         except sqlite3.Error as exc:
             raise index_error(exc, f"index query failed on {self.path}") from exc
 
+    def once_per_snapshot(self, key: str, read: Callable[[], T]) -> T:
+        """``read()``, read once per read snapshot of the calling thread (nothing writes inside one);
+        outside one, read each time."""
+        if self._reader != threading.get_ident():
+            return read()
+        if key not in self._read_once:
+            self._read_once[key] = read()
+        return cast(T, self._read_once[key])
+
     @contextlib.contextmanager
     def read_snapshot(self) -> Iterator[None]:
         """Run several reads in one read transaction (one WAL snapshot), holding the lock throughout."""
@@ -99,9 +112,11 @@ class IndexConnection:
             if joined:
                 yield
                 return
+            self._reader, self._read_once = threading.get_ident(), {}
             try:
                 yield
             finally:
+                self._reader = None
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("COMMIT")
 

@@ -69,22 +69,34 @@ class RecordCache:
         self._size = size
         self._generation = -1
         self._records: dict[int, ChunkRecord] = {}
+        self._rowids: dict[str, int] = {}  # chunk id -> rowid of the kept records
 
     def get(self, generation: int, rowids: Sequence[int],
             fetch: Callable[[list[int]], dict[int, ChunkRecord]]) -> dict[int, ChunkRecord]:
         """The records of ``rowids`` (those gone left out), fetching the ones not kept."""
-        if generation != self._generation:
-            self._records.clear()
-            self._generation = generation
+        self._follow(generation)
         out = {rowid: record for rowid in rowids if (record := self._records.get(rowid)) is not None}
         missing = [rowid for rowid in rowids if rowid not in out]
         if missing:
             found = fetch(missing)
             if len(self._records) + len(found) > self._size:
                 self._records.clear()
+                self._rowids.clear()
             self._records.update(found)
+            self._rowids.update((record.id, rowid) for rowid, record in found.items())
             out.update(found)
         return out
+
+    def rowids(self, generation: int, ids: Sequence[str]) -> dict[str, int]:
+        """The rowids of the kept records among chunk ``ids`` (those not kept are left out)."""
+        self._follow(generation)
+        return {chunk_id: rowid for chunk_id in ids if (rowid := self._rowids.get(chunk_id)) is not None}
+
+    def _follow(self, generation: int) -> None:
+        if generation != self._generation:
+            self._records.clear()
+            self._rowids.clear()
+            self._generation = generation
 
 
 def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:

@@ -239,18 +239,15 @@ class MemoryIndex:
     # -- search -------------------------------------------------------------------
 
     def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """BM25 keyword recall, scores in (0, 1] (divided by the best hit's), best first.
-
-        Every chunk holding a query term is scored (:mod:`.postings`), with the Lucene idf: it stays
-        positive, where FTS5's ``bm25()`` gives a term in over half of the chunks ~0.
-        """
+        """BM25 keyword recall, scores in (0, 1] (divided by the best hit's), best first. Every chunk
+        holding a query term is scored (:mod:`.postings`), with the Lucene idf: it stays positive, where
+        FTS5's ``bm25()`` gives a term in over half of the chunks ~0."""
         return self.keyword_searches([query], limit)[0]
 
     def keyword_searches(self, queries: Sequence[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
         """:meth:`keyword_search` of each query, answered together: one snapshot, each term's postings
         read once, the hits' records in one statement (a question and its translation, say)."""
-        # The statements below must see one snapshot: another process's sync between them would
-        # delete the candidates or, as SQLite reuses rowids, put other chunks under their rowids.
+        # One snapshot: another process's sync between these reads could delete or reuse the rowids.
         with self._db.read_snapshot():
             self._postings.follow(self._generation())
             # Kept postings answer without FTS5: this cheap read makes a damaged keyword table fail here.
@@ -269,9 +266,11 @@ class MemoryIndex:
             return {}
         with self._db.read_snapshot():
             self._postings.follow(self._generation())
-            marks = ",".join("?" * len(ids))
-            found = self._db.query(f"SELECT rowid, id FROM chunks WHERE id IN ({marks})", list(ids))
-            by_rowid = dict(sorted((int(rowid), str(chunk_id)) for rowid, chunk_id in found))
+            known = self._records.rowids(self._generation(), ids)  # a search's candidates: just read
+            if missing := [chunk_id for chunk_id in ids if chunk_id not in known]:
+                sql = f"SELECT id, rowid FROM chunks WHERE id IN ({','.join('?' * len(missing))})"
+                known.update((str(chunk_id), int(rowid)) for chunk_id, rowid in self._db.query(sql, missing))
+            by_rowid = dict(sorted((rowid, chunk_id) for chunk_id, rowid in known.items()))
             scores = self._postings.scores_of(terms, np.fromiter(by_rowid, np.int64, len(by_rowid)))
         return {chunk_id: float(s) for chunk_id, s in zip(by_rowid.values(), scores, strict=True) if s > 0}
 
@@ -377,7 +376,7 @@ class MemoryIndex:
             return self._vector_matrix().top_k(query, limit, offsets=False, stored=self._stored_vectors)
 
     def _generation(self) -> int:
-        value = self.get_meta("generation")
+        value = self._db.once_per_snapshot("generation", lambda: self.get_meta("generation"))
         return int(value) if value is not None else 0
 
     @contextlib.contextmanager

@@ -281,6 +281,10 @@ class PostgresIndex:
             records = self._records(conn, [rowid for _, rowid in top]) if top else {}
         return scaled_to_best(top, records)
 
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing shared: each of a search's statements reads its own snapshot."""
+        return contextlib.nullcontext()
+
     def keyword_searches(self, queries: Sequence[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
         """:meth:`keyword_search` of each query, one after the other (the first last: ``term_idf`` then
         finds its terms' idf kept)."""

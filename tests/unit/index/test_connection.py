@@ -79,3 +79,31 @@ def test_every_use_of_a_closed_connection_is_an_index_error(tmp_path: Path, use:
         else:
             with db.read_snapshot() if use == "read_snapshot" else db.write():
                 pass
+
+
+def test_a_value_is_read_once_per_read_snapshot_of_the_reading_thread(tmp_path: Path) -> None:
+    import threading
+
+    db = _open(tmp_path / "index.sqlite")
+    reads: list[str] = []
+
+    def read() -> int:
+        reads.append(threading.current_thread().name)
+        return len(reads)
+
+    assert db.once_per_snapshot("generation", read) == 1  # outside a snapshot: read each time
+    assert db.once_per_snapshot("generation", read) == 2
+    with db.read_snapshot():
+        assert db.once_per_snapshot("generation", read) == 3
+        with db.read_snapshot():  # a nested one is the same snapshot
+            assert db.once_per_snapshot("generation", read) == 3
+        other: list[int] = []
+        thread = threading.Thread(target=lambda: other.append(db.once_per_snapshot("generation", read)))
+        thread.start()
+        thread.join(timeout=0.2)
+        assert thread.is_alive() or other != [3]  # another thread never gets this snapshot's value
+    thread.join()
+    assert other == [4]  # it read for itself, once the snapshot ended
+    with db.read_snapshot():  # a new snapshot reads again
+        assert db.once_per_snapshot("generation", read) == 5
+    db.close()

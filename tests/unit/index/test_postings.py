@@ -85,7 +85,16 @@ def test_keyword_search_is_the_exhaustive_bm25_top_k_to_the_last_bit(index: Memo
     assert _ids(index.keyword_search(query, 8)) == _exhaustive(index, query, 8)
 
 
-def test_kept_postings_follow_this_process_s_writes(tmp_path: Path, index: MemoryIndex) -> None:
+@pytest.fixture(params=["term by term", "all at once"])
+def reads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Postings read term by term, or all at once from the first term on."""
+    import langchain_md_memory.index.postings as postings
+
+    monkeypatch.setattr(postings, "READS_BEFORE_RESIDENT", 0 if request.param == "all at once" else 10**9)
+    return str(request.param)
+
+
+def test_kept_postings_follow_this_process_s_writes(tmp_path: Path, index: MemoryIndex, reads: str) -> None:
     for query in QUERIES:  # every term's postings kept
         index.keyword_search(query, 8)
     _write(index, "f3.md", _corpus(60, seed=9))  # rewritten: old rowids gone, new ones at the end
@@ -103,7 +112,7 @@ def test_kept_postings_follow_this_process_s_writes(tmp_path: Path, index: Memor
         fresh.close()
 
 
-def test_another_process_s_write_is_read_again(tmp_path: Path, index: MemoryIndex) -> None:
+def test_another_process_s_write_is_read_again(tmp_path: Path, index: MemoryIndex, reads: str) -> None:
     assert [r.text for r, _ in index.keyword_search("rare29", 50)]
     other = MemoryIndex.open(index.path)
     try:
@@ -114,7 +123,7 @@ def test_another_process_s_write_is_read_again(tmp_path: Path, index: MemoryInde
     assert _ids(index.keyword_search("rare29 alpha", 8)) == _exhaustive(index, "rare29 alpha", 8)
 
 
-def test_a_failed_write_forgets_the_kept_postings(index: MemoryIndex) -> None:
+def test_a_failed_write_forgets_the_kept_postings(index: MemoryIndex, reads: str) -> None:
     index.keyword_search("bond", 8)
     with pytest.raises(RuntimeError), index.writing():
         _write(index, "f1.md", ["bond nothing else"])  # applied in the transaction, then rolled back
@@ -197,3 +206,50 @@ def test_postings_of_a_term_no_chunk_holds_are_empty(index: MemoryIndex) -> None
     kept = KeywordPostings(index.read)
     postings, df = kept.term("nothing-like-it")
     assert df == 0 and len(postings.rowids) == 0
+
+
+def _counting(index: MemoryIndex) -> tuple[KeywordPostings, list[str]]:
+    statements: list[str] = []
+
+    def query(sql: str, params: object = ()) -> object:
+        statements.append(sql)
+        return index.read(sql, params)  # type: ignore[arg-type]
+
+    return KeywordPostings(query), statements
+
+
+def test_a_process_that_keeps_searching_reads_every_term_at_once(index: MemoryIndex,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import langchain_md_memory.index.postings as postings
+
+    monkeypatch.setattr(postings, "READS_BEFORE_RESIDENT", 3)
+    with index.writing() as conn:  # a keyword row whose chunk is gone counts in df, never a hit
+        conn.execute("INSERT INTO chunks_fts(rowid, terms) VALUES (999999, 'rare5 orphan')")
+    kept, statements = _counting(index)
+    one_by_one = KeywordPostings(index.read)
+    vocabulary = [str(row[0]) for row in index.read("SELECT term FROM chunks_vocab")]
+    for term in ["bond", "alpha", "rare3"]:  # read from FTS5 one by one
+        kept.term(term)
+    assert kept._resident is None
+    kept.term("cash")  # the fourth: every term read at once
+    assert kept._resident is not None
+    before = len(statements)
+    for term in [*vocabulary, "nothing-like-it"]:
+        got, want = kept.term(term), one_by_one._read(term)
+        assert got[1] == len(want[0].rowids) + want[1], term  # df: FTS5's rows, those without a chunk too
+        for column, expected in zip(got[0], want[0], strict=True):
+            assert column.tolist() == expected.tolist(), term
+    assert len(statements) == before  # nothing more read from FTS5, an absent term included
+    assert kept.term("orphan")[1] == 1 and kept.term("rare5")[1] == len(kept.term("rare5")[0].rowids) + 1
+
+
+def test_a_memory_too_large_to_hold_is_read_term_by_term(index: MemoryIndex,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import langchain_md_memory.index.postings as postings
+
+    monkeypatch.setattr(postings, "READS_BEFORE_RESIDENT", 0)
+    monkeypatch.setattr(postings, "RESIDENT_INSTANCES", 10)
+    kept = KeywordPostings(index.read)
+    for term in ["bond", "alpha", "rare3", "cash"]:
+        assert kept.term(term)[0].rowids.tolist() == kept._read(term)[0].rowids.tolist()
+    assert kept._resident is None

@@ -47,11 +47,17 @@ def test_bm25_ranks_the_more_relevant_chunk_first_with_scores_in_unit_interval(i
 def test_keyword_scores_are_the_bm25_keyword_search_ranks_by(idx):
     _fill(idx, "a.md", ["bond ladder", "bond bond bond ladder ladder", "equity only", "cash reserve"])
     hits = idx.keyword_search("bond ladder", 10)
-    raw = idx.keyword_scores("bond ladder", [r.id for r, _ in hits] + ["a.md:3-3", "no-such-chunk"])
+    ids = [r.id for r, _ in hits] + ["a.md:3-3", "no-such-chunk"]
+    raw = idx.keyword_scores("bond ladder", ids)
     assert set(raw) == {r.id for r, _ in hits}  # a chunk holding no query term, or none at all: absent
     best = raw[hits[0][0].id]
     assert all(raw[r.id] / best == pytest.approx(score) for r, score in hits)
     assert idx.keyword_scores("bond", []) == {} and idx.keyword_scores("the", ["a.md:1-1"]) == {}
+    fresh = MemoryIndex.open(idx.path)  # no record read yet: every id looked up in the table
+    try:
+        assert fresh.keyword_scores("bond ladder", ids) == raw
+    finally:
+        fresh.close()
 
 
 def test_keyword_search_finds_chinese_word_inside_a_sentence(idx):
