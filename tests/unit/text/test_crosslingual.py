@@ -101,6 +101,7 @@ def test_a_process_that_looked_up_many_words_answers_from_the_whole_reverse_inde
     assert cedict._en_zh is None  # three words scanned
     assert [cedict.headwords(w) for w in words[3:]] == [full.get(w, ()) for w in words[3:]]
     assert cedict._en_zh == full  # the fourth built the index
+    assert cedict._gloss_text is None  # and let the scanned text go
 
 
 def test_english_lookups_on_cc_cedict_match_the_reverse_index_without_building_it(
