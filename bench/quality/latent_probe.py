@@ -7,10 +7,10 @@ gets ``weight × evidence`` added to its fused score, the evidence being the dot
 its latent code with the query's, relative to the pool's best (``--mode relative``), a
 z-score over the pool mapped from ``--z-none``..``--z-full`` deviations onto [0, 1]
 (``--mode zscore``) or a reciprocal rank in the pool (``--mode rank``, k = 5). The package
-is not changed; the merge is wrapped for this process only. Latent codes are computed for
-the candidates a search meets (the chunk's text) and cached in the work folder. Every other
-argument goes to ``python -m bench.quality``. Results and the decision: ``bench/QUALITY.md``,
-"Issue 18, fourth round".
+is not changed; the merge (``pipeline.fused_candidates``) is wrapped for this process only.
+Latent codes are computed for the candidates a search meets (the chunk's text) and cached in the
+work folder. Every other argument goes to ``python -m bench.quality``. Results and the decision:
+``bench/QUALITY.md``, "Issue 18, fourth round".
 
 Example:
     .. code-block:: bash
@@ -33,7 +33,7 @@ import numpy as np
 
 import langchain_md_memory.search.pipeline as pipeline
 import langchain_md_memory.search.searcher as core
-from langchain_md_memory.search.merge import sort_hits
+from langchain_md_memory.search.merge import candidate_key
 
 from . import run
 
@@ -86,22 +86,22 @@ class LatentEvidence:
 
 
 def _install(latent: LatentEvidence) -> None:
-    retrieve, merge = core.retrieve, pipeline.merge_candidates
+    retrieve, fuse = core.retrieve, pipeline.fused_candidates
 
     def remembering(index: Any, query: str, *args: Any, **kwargs: Any) -> Any:
         _QUERY.set(query)
         return retrieve(index, query, *args, **kwargs)
 
-    def merging(vector: Any, keyword: Any, **kwargs: Any) -> Any:
-        hits = merge(vector, keyword, **kwargs)
-        if not hits or not vector:
-            return hits
-        bonus = latent.weight * latent.evidence(_QUERY.get(), [h.text for h in hits])
-        return sort_hits(h.revised(score=h.score + b, merged_score=h.score + b)
-                         for h, b in zip(hits, bonus, strict=True))
+    def fusing(vector: Any, keyword: Any, **kwargs: Any) -> Any:
+        candidates = fuse(vector, keyword, **kwargs)
+        if not candidates or not vector:
+            return candidates
+        ranked = sorted(candidates, key=lambda c: candidate_key(c, c[4]))  # the order merge_candidates gives
+        bonus = latent.weight * latent.evidence(_QUERY.get(), [c[0].text for c in ranked])
+        return [(*c[:4], c[4] + b) for c, b in zip(ranked, bonus, strict=True)]
 
     core.retrieve = remembering  # type: ignore[assignment]
-    pipeline.merge_candidates = merging  # type: ignore[assignment]
+    pipeline.fused_candidates = fusing  # type: ignore[assignment]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..errors import MemoryInputError
 from ..files.facts import provenance_day
@@ -35,8 +35,8 @@ from ..files.paths import daily_date
 from ..types import MemorySearchResult
 from .merge import sort_hits
 
-__all__ = ["apply_temporal_decay", "decay_multiplier", "hit_age_days", "hit_day", "lifted_to",
-           "newer_statements_first", "placed_below"]
+__all__ = ["age_days", "apply_temporal_decay", "decay_multiplier", "hit_age_days", "hit_day", "known_day",
+           "lifted_to", "newer_statements_first", "placed_below"]
 
 _SECONDS_PER_DAY = 86_400.0
 
@@ -70,11 +70,16 @@ def hit_age_days(hit: MemorySearchResult, now: dt.datetime) -> float | None:
     days ago is exactly one half life of 30 days old), using ``now``'s own
     date. Everything else is evergreen.
     """
-    if hit.file_kind == "session":
-        if hit.updated_at <= 0:
+    return age_days(hit.file_kind, hit.updated_at, hit.path, now)
+
+
+def age_days(file_kind: str, updated_at: float, path: str, now: dt.datetime) -> float | None:
+    """:func:`hit_age_days` of a hit of that kind, indexing time and path."""
+    if file_kind == "session":
+        if updated_at <= 0:
             return None
-        return (now.timestamp() - hit.updated_at) / _SECONDS_PER_DAY
-    day = daily_date(hit.path)
+        return (now.timestamp() - updated_at) / _SECONDS_PER_DAY
+    day = daily_date(path)
     if day is None:
         return None
     # A daily file names a day, not an instant: age it by calendar days.
@@ -87,9 +92,14 @@ def hit_day(hit: MemorySearchResult) -> dt.date | None:
     A daily log's day, a session chunk's indexing day, and the newest day its provenance
     comments end with (the day the package wrote a line of it); undated evergreen text has none.
     """
-    days = [provenance_day(hit.provenance), daily_date(hit.path)]
-    if hit.file_kind == "session" and hit.updated_at > 0:
-        days.append(dt.datetime.fromtimestamp(hit.updated_at).date())
+    return known_day(hit.provenance, hit.path, hit.file_kind, hit.updated_at)
+
+
+def known_day(provenance: Sequence[str], path: str, file_kind: str, updated_at: float) -> dt.date | None:
+    """:func:`hit_day` of a hit of that provenance, path, kind and indexing time."""
+    days = [provenance_day(provenance), daily_date(path)]
+    if file_kind == "session" and updated_at > 0:
+        days.append(dt.datetime.fromtimestamp(updated_at).date())
     return max((day for day in days if day is not None), default=None)
 
 

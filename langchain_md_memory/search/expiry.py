@@ -49,6 +49,9 @@ def _live(pool: Sequence[tuple[ChunkRecord, float]], today: dt.date) -> list[tup
 
 
 def drop_expired(recall: Recall, today: dt.date) -> Recall:
-    """``recall`` without expired facts (see the module docstring)."""
+    """``recall`` without expired facts (see the module docstring); ``recall`` itself when no
+    candidate has an expiry."""
+    if not any("expires:" in record.text for pool in (recall.vector, recall.keyword) for record, _ in pool):
+        return recall
     vector, keyword = _live(recall.vector, today), _live(recall.keyword, today)
     return dataclasses.replace(recall, vector=vector, keyword=keyword)

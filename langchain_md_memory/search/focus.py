@@ -32,9 +32,11 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ..text import CJK_CHAR_RE
 from ..types import MemorySearchResult
@@ -42,7 +44,8 @@ from .decay import hit_day
 from .periods import REPORTED_WITHIN_DAYS, Period, text_day
 from .weighting import reweighted
 
-__all__ = ["apply_question_focus", "asks_only", "named_speaker", "outside_period", "speaker"]
+__all__ = ["Focus", "apply_question_focus", "asks_only", "dated_outside", "named_speaker", "outside_period",
+           "speaker"]
 
 _NOT_PROSE = re.compile(r"^\s*(?:#|\[[^\]]*\]\s*$|<!--)")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -61,6 +64,7 @@ def asks_only(text: str) -> bool:
     return bool(prose) and prose[-1].rstrip().endswith(("?", "？"))
 
 
+@functools.lru_cache(maxsize=4096)  # asked of every hit of every search that names a question
 def speaker(text: str) -> str | None:
     """Who says ``text`` when it opens as a line of a conversation, ``Ann (2:05 pm …): …`` or ``Ann: …``
     (up to three capitalised words, or four Chinese characters, before the colon); else ``None``."""
@@ -80,7 +84,7 @@ def named_speaker(question: str, hits: Iterable[MemorySearchResult]) -> str | No
 
 
 def _one_named(question: str, speakers: Iterable[str | None]) -> str | None:
-    named = {name for name in speakers if name is not None and _names(question, name)}
+    named = {name for name in set(speakers) if name is not None and _names(question, name)}
     return named.pop() if len(named) == 1 else None
 
 
@@ -93,8 +97,50 @@ def _names(question: str, name: str) -> bool:
 def outside_period(hit: MemorySearchResult, period: Period) -> bool:
     """True when ``hit`` is dated (its text's first full date, its log's day) and no date of it
     falls in ``period`` or the days just after it."""
-    days = [day for day in (text_day(hit.text), hit_day(hit)) if day is not None]
-    return bool(days) and not any(period.holds(day, within=REPORTED_WITHIN_DAYS) for day in days)
+    return dated_outside(hit.text, hit_day(hit), period)
+
+
+def dated_outside(text: str, day: dt.date | None, period: Period) -> bool:
+    """:func:`outside_period` of a hit of that text and :func:`~.decay.hit_day`."""
+    days = [found for found in (text_day(text), day) if found is not None]
+    return bool(days) and not any(period.holds(found, within=REPORTED_WITHIN_DAYS) for found in days)
+
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """The multipliers of :func:`apply_question_focus` for one question over one set of hits.
+
+    ``who`` is the one speaker of the hits the question names (:func:`named_speaker`), if any.
+    """
+
+    question_weight: float
+    period: Period | None
+    period_weight: float
+    who: str | None
+    speaker_weight: float
+
+    @classmethod
+    def asked(cls, question: str, speakers: Iterable[str | None], *, question_weight: float,
+              period: Period | None, period_weight: float, speaker_weight: float) -> Focus:
+        """The focus of ``question`` over hits said by ``speakers`` (:func:`speaker` of each hit)."""
+        return cls(question_weight, period, period_weight, _one_named(question, speakers), speaker_weight)
+
+    @property
+    def dated(self) -> bool:
+        """Whether :meth:`factor` reads the hit's day: a period weighs hits dated outside it."""
+        return self.period is not None and self.period_weight != 1.0
+
+    def factor(self, text: str, said: str | None, day: dt.date | None) -> float:
+        """What a hit of ``text``, said by ``said`` (:func:`speaker`), of day ``day`` (read only when
+        :attr:`dated`), scores times."""
+        factor = 1.0
+        if self.question_weight != 1.0 and asks_only(text):
+            factor *= self.question_weight
+        if self.period is not None and self.period_weight != 1.0 and dated_outside(text, day, self.period):
+            factor *= self.period_weight
+        if self.who is not None and said not in (None, self.who):
+            factor *= self.speaker_weight
+        return factor
 
 
 def apply_question_focus(
@@ -109,16 +155,7 @@ def apply_question_focus(
     """
     hits = list(hits)
     said_by = {hit.chunk_id: speaker(hit.text) for hit in hits} if question and speaker_weight != 1.0 else {}
-    who = _one_named(question, said_by.values())
-
-    def multiplier(hit: MemorySearchResult) -> float:
-        factor = 1.0
-        if question_weight != 1.0 and asks_only(hit.text):
-            factor *= question_weight
-        if period is not None and period_weight != 1.0 and outside_period(hit, period):
-            factor *= period_weight
-        if who is not None and said_by[hit.chunk_id] not in (None, who):
-            factor *= speaker_weight
-        return factor
-
-    return reweighted(hits, multiplier)
+    focus = Focus.asked(question, said_by.values(), question_weight=question_weight, period=period,
+                        period_weight=period_weight, speaker_weight=speaker_weight)
+    return reweighted(hits, lambda hit: focus.factor(hit.text, said_by.get(hit.chunk_id),
+                                                     hit_day(hit) if focus.dated else None))

@@ -23,10 +23,18 @@ from .fusion import FusionFunction, weighted_fusion
 Calibration = Callable[[str, ChunkRecord, float], float]
 """``(path, record, raw score) -> evidence``, ``path`` being ``"vector"`` or ``"keyword"``."""
 
+Candidate = tuple[ChunkRecord, float | None, float | None, Source, float]
+"""A merged chunk before it is a hit: ``(record, vector score, keyword score, source, fused score)``."""
+
 __all__ = [
     "Calibration",
+    "Candidate",
+    "candidate_hit",
+    "candidate_key",
     "effective_weights",
     "filter_min_score",
+    "fused_candidates",
+    "kept_by_min_score",
     "merge_candidates",
     "ranking_key",
     "sort_hits",
@@ -73,6 +81,12 @@ def ranking_key(hit: MemorySearchResult) -> tuple[float, float, float, str, int,
             hit.chunk_id)
 
 
+def candidate_key(candidate: Candidate, score: float) -> tuple[float, float, float, str, int, str]:
+    """:func:`ranking_key` of the hit of ``candidate`` (:func:`candidate_hit`) scoring ``score``."""
+    record, vector, keyword = candidate[0], candidate[1], candidate[2]
+    return (-score, -(vector or 0.0), -(keyword or 0.0), record.path, record.start_line, record.id)
+
+
 def sort_hits(hits: Iterable[MemorySearchResult]) -> list[MemorySearchResult]:
     """``hits`` by score descending with the deterministic tie-break of :func:`ranking_key`."""
     return sorted(hits, key=ranking_key)
@@ -91,7 +105,7 @@ def _best_by_id(
 ) -> dict[str, tuple[ChunkRecord, float]]:
     best: dict[str, tuple[ChunkRecord, float]] = {}
     for record, raw in pairs:
-        score = _clean(raw, record.id, path)
+        score = float(raw) if math.isfinite(raw) else _clean(raw, record.id, path)  # _clean, without a call
         seen = best.get(record.id)
         if seen is None or score > seen[1]:
             best[record.id] = (record, score)
@@ -105,6 +119,63 @@ def _ranked(best: dict[str, tuple[ChunkRecord, float]], path: str,
         for chunk_id, (record, score) in best.items()
     ]
     return sorted(scored, key=lambda pair: -pair[1])
+
+
+def fused_candidates(
+    vector: Sequence[tuple[ChunkRecord, float]],
+    keyword: Sequence[tuple[ChunkRecord, float]],
+    *,
+    vector_weight: float,
+    text_weight: float,
+    fusion: FusionFunction = weighted_fusion,
+    calibrate: Calibration | None = None,
+) -> list[Candidate]:
+    """What :func:`merge_candidates` makes its hits of, one per chunk id, in the order recall
+    first returned them (not sorted): :func:`~.pipeline.rank` makes hits of only those it returns."""
+    by_vector = _best_by_id(vector, "vector")
+    by_keyword = _best_by_id(keyword, "keyword")
+    w_v, w_t = effective_weights(bool(by_vector), bool(by_keyword), vector_weight, text_weight)
+    vector_pool = _ranked(by_vector, "vector", calibrate)
+    fused = fusion(vector_pool, _ranked(by_keyword, "keyword", calibrate), w_v, w_t)
+    candidates: list[Candidate] = []
+    for chunk_id in dict.fromkeys([*by_vector, *by_keyword]):
+        v_entry = by_vector.get(chunk_id)
+        k_entry = by_keyword.get(chunk_id)
+        entry = v_entry if v_entry is not None else k_entry
+        assert entry is not None  # every id came from one of the two maps
+        v = v_entry[1] if v_entry is not None else None
+        k = k_entry[1] if k_entry is not None else None
+        source: Source = "keyword" if v is None else ("both" if k is not None else "vector")
+        candidates.append((entry[0], v, k, source, _clean(fused.get(chunk_id, 0.0), chunk_id, "fused")))
+    return candidates
+
+
+def candidate_hit(candidate: Candidate, *, score: float | None = None, weight: float = 1.0,
+                  decay: float = 1.0, relevance: float = 0.0, confident: bool = False,
+                  relevance_rank: int = 0) -> MemorySearchResult:
+    """The hit of a :class:`Candidate`: its fused score is ``merged_score`` and, by default, ``score``."""
+    record, v, k, source, merged = candidate
+    return MemorySearchResult(
+        path=record.path,
+        start_line=record.start_line,
+        end_line=record.end_line,
+        text=record.text,
+        score=merged if score is None else score,
+        vector_score=v,
+        keyword_score=k,
+        source=source,
+        file_kind=record.file_kind,
+        decay=decay,
+        merged_score=merged,
+        weight=weight,
+        relevance_rank=relevance_rank,
+        chunk_id=record.id,
+        heading=record.heading,
+        updated_at=record.updated_at,
+        relevance=relevance,
+        provenance=parse_provenance(record.text),
+        confident=confident,
+    )
 
 
 def merge_candidates(
@@ -137,43 +208,16 @@ def merge_candidates(
             assert hits[0].source == "both"
             assert abs(hits[0].score - (0.7 * 0.8 + 0.3 * 0.5)) < 1e-12
     """
-    by_vector = _best_by_id(vector, "vector")
-    by_keyword = _best_by_id(keyword, "keyword")
-    w_v, w_t = effective_weights(bool(by_vector), bool(by_keyword), vector_weight, text_weight)
-    vector_pool = _ranked(by_vector, "vector", calibrate)
-    fused = fusion(vector_pool, _ranked(by_keyword, "keyword", calibrate), w_v, w_t)
-    hits: list[MemorySearchResult] = []
-    for chunk_id in dict.fromkeys([*by_vector, *by_keyword]):
-        v_entry = by_vector.get(chunk_id)
-        k_entry = by_keyword.get(chunk_id)
-        entry = v_entry if v_entry is not None else k_entry
-        assert entry is not None  # every id came from one of the two maps
-        record = entry[0]
-        v = v_entry[1] if v_entry is not None else None
-        k = k_entry[1] if k_entry is not None else None
-        source: Source = "keyword" if v is None else ("both" if k is not None else "vector")
-        score = _clean(fused.get(chunk_id, 0.0), chunk_id, "fused")
-        hits.append(
-            MemorySearchResult(
-                path=record.path,
-                start_line=record.start_line,
-                end_line=record.end_line,
-                text=record.text,
-                score=score,
-                vector_score=v,
-                keyword_score=k,
-                source=source,
-                file_kind=record.file_kind,
-                merged_score=score,
-                chunk_id=record.id,
-                heading=record.heading,
-                updated_at=record.updated_at,
-                provenance=parse_provenance(record.text),
-            )
-        )
-    return sort_hits(hits)
+    candidates = fused_candidates(vector, keyword, vector_weight=vector_weight, text_weight=text_weight,
+                                  fusion=fusion, calibrate=calibrate)
+    return sort_hits(candidate_hit(candidate) for candidate in candidates)
 
 
 def filter_min_score(hits: Iterable[MemorySearchResult], min_score: float) -> list[MemorySearchResult]:
     """Drop hits scoring below ``min_score``; the rest sorted by :func:`sort_hits`."""
     return sort_hits(hit for hit in hits if hit.score >= min_score - _SCORE_EPSILON)
+
+
+def kept_by_min_score(scores: Sequence[float], min_score: float) -> list[int]:
+    """The positions of the ``scores`` :func:`filter_min_score` keeps, in order."""
+    return [n for n, score in enumerate(scores) if score >= min_score - _SCORE_EPSILON]

@@ -48,10 +48,11 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     Two texts with no tokens share no evidence of being duplicates; calling
     them identical would let MMR push a hit down for nothing.
     """
-    union = len(a | b)
+    shared = len(a & b)
+    union = len(a) + len(b) - shared  # |a ∪ b|, without building it
     if union == 0:
         return 0.0
-    return len(a & b) / union
+    return shared / union
 
 
 def jaccard_similarity_fn(texts: Sequence[str]) -> Similarity:
@@ -104,6 +105,29 @@ def only_duplicates(similarity: Similarity, threshold: float) -> Similarity:
     return lambda i, j: max(0.0, (similarity(i, j) - threshold) / (1.0 - threshold))
 
 
+def _similar_to(pool: Sequence[MemorySearchResult], similarity: Similarity | None,
+                threshold: float) -> Callable[[int, Sequence[int]], list[float]]:
+    """``(j, others) -> [sim(i, j) for i in others]``, ``sim`` being ``similarity`` (default: Jaccard
+    of the texts' token sets) as :func:`only_duplicates` rescales it; Jaccard without a call a pair."""
+    if similarity is not None:
+        sim = only_duplicates(similarity, threshold)
+        return lambda j, others: [sim(i, j) for i in others]
+    sets = [token_set(hit.text) for hit in pool]
+    sizes = [len(tokens) for tokens in sets]
+
+    def similar(j: int, others: Sequence[int]) -> list[float]:
+        tokens, size = sets[j], sizes[j]
+        values = []
+        for i in others:  # jaccard(sets[i], sets[j]), then only_duplicates' rescaling
+            shared = len(sets[i] & tokens)
+            union = sizes[i] + size - shared
+            value = shared / union if union else 0.0
+            values.append(value if threshold <= 0.0 else max(0.0, (value - threshold) / (1.0 - threshold)))
+        return values
+
+    return similar
+
+
 def mmr_rerank(
     hits: Sequence[MemorySearchResult],
     *,
@@ -133,25 +157,21 @@ def mmr_rerank(
     pool = list(hits)
     if len(pool) <= 1 or lambda_ == 1.0:
         return pool
-    sim = only_duplicates(
-        similarity if similarity is not None else jaccard_similarity_fn([hit.text for hit in pool]),
-        duplicate_threshold,
-    )
-    relevance = _normalised([hit.score for hit in pool], relevance_floor)
+    similar = _similar_to(pool, similarity, duplicate_threshold)
+    scores = [hit.score for hit in pool]
+    relevance = _normalised(scores, relevance_floor)
+    gain = [lambda_ * value for value in relevance]  # each pick's key: gain - penalty × max similarity
+    penalty = 1.0 - lambda_
     max_sim = [0.0] * len(pool)
     remaining = list(range(len(pool)))
     order: list[int] = []
     picks = len(pool) if limit is None else min(max(limit, 0), len(pool))
     while len(order) < picks:
         # max() keeps the first of equal keys; the key already encodes "higher score, then earlier".
-        best = max(
-            remaining,
-            key=lambda i: (lambda_ * relevance[i] - (1.0 - lambda_) * max_sim[i], pool[i].score, -i),
-        )
+        best = max(remaining, key=lambda i: (gain[i] - penalty * max_sim[i], scores[i], -i))
         order.append(best)
         remaining.remove(best)
-        for i in remaining:
-            s = sim(i, best)
+        for i, s in zip(remaining, similar(best, remaining), strict=True):
             if s > max_sim[i]:
                 max_sim[i] = s
     return [pool[i] for i in [*order, *remaining]]

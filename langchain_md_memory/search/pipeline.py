@@ -26,17 +26,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config import MemoryConfig
+from ..config import MemoryConfig, TemporalDecayConfig
 from ..errors import MemoryInputError
+from ..files.facts import parse_provenance, provenance_day
 from ..types import ChunkRecord, MemorySearchResult
-from .decay import apply_temporal_decay
-from .focus import apply_question_focus
+from .decay import age_days, decay_multiplier, known_day, newer_statements_first
+from .focus import Focus, speaker
 from .fusion import resolve_fusion
-from .merge import filter_min_score, merge_candidates
+from .merge import Candidate, candidate_hit, candidate_key, fused_candidates, kept_by_min_score
 from .mmr import Similarity, cosine_similarity_fn, mmr_rerank
 from .periods import Period
-from .relevance import CONFIDENT_RELEVANCE, Coverage, Translations, annotate_relevance, calibration, relevant
-from .weighting import apply_source_weights
+from .relevance import CONFIDENT_RELEVANCE, Coverage, Translations, calibration, labeller
+from .weighting import weight_multiplier
 
 __all__ = ["FUNNEL_STAGES", "RankedResults", "Recall", "rank"]
 
@@ -102,6 +103,76 @@ def _pool_similarity(
     return similarity
 
 
+_Scored = tuple[Candidate, float, bool, float, float, float]
+"""A candidate kept by the min-score cut: ``(candidate, relevance, confident, score, weight, decay)``."""
+
+
+def _hit(entry: _Scored, relevance_rank: int = 0) -> MemorySearchResult:
+    candidate, relevance, confident, score, weight, decay = entry
+    return candidate_hit(candidate, score=score, weight=weight, decay=decay, relevance=relevance,
+                         confident=confident, relevance_rank=relevance_rank)
+
+
+def _scored(candidates: Sequence[Candidate], config: MemoryConfig, now: dt.datetime,
+            access_counts: Mapping[str, int] | None, period: Period | None,
+            question: str) -> list[tuple[float, float, float]]:
+    """Each candidate's ``(score, weight, decay)``: what :func:`~.weighting.apply_source_weights`,
+    :func:`~.focus.apply_question_focus` and :func:`~.decay.apply_temporal_decay` make of its hit."""
+    sw = config.source_weights
+    weights = {"evergreen": sw.evergreen, "daily": sw.daily, "session": sw.session}
+    counts = access_counts or {}
+    said = ([speaker(candidate[0].text) for candidate in candidates]
+            if question and config.speaker_weight != 1.0 else None)
+    focus = Focus.asked(question, said or (), question_weight=config.question_weight, period=period,
+                        period_weight=config.period_weight, speaker_weight=config.speaker_weight)
+    decay = config.temporal_decay
+    multipliers: dict[float, float] = {}  # by age: daily logs share their day's
+    out = []
+    for n, candidate in enumerate(candidates):
+        record, score, weight, decayed = candidate[0], candidate[4], 1.0, 1.0
+        # Each factor applied as reweighted() applies it: only when it is not 1.0, in the stages' order.
+        factor = weight_multiplier(record.file_kind, weights, counts.get(record.id, 0), config.access_weight)
+        if factor != 1.0:
+            score, weight = score * factor, weight * factor
+        factor = focus.factor(record.text, said[n] if said is not None else None,
+                              _day(record) if focus.dated else None)
+        if factor != 1.0:
+            score, weight = score * factor, weight * factor
+        age = age_days(record.file_kind, record.updated_at, record.path, now) if decay.enabled else None
+        if age is not None:
+            multiplier = multipliers.get(age)
+            if multiplier is None:
+                multiplier = multipliers[age] = decay_multiplier(age, decay.half_life_days, decay.floor)
+            score, decayed = score * multiplier, decayed * multiplier
+        out.append((score, weight, decayed))
+    return out
+
+
+def _pool(scored: Sequence[_Scored], decay: TemporalDecayConfig, size: int
+          ) -> tuple[list[MemorySearchResult], float]:
+    """The first ``size`` hits ranked after decay, with their ``relevance_rank``, and the last one's score."""
+    if decay.enabled and decay.newer_first < 1.0 and any(
+            entry[1] >= CONFIDENT_RELEVANCE and _written(entry[0]) for entry in scored):
+        # A written statement may move older ones: what apply_temporal_decay does, on every hit.
+        decayed = newer_statements_first([_hit(entry) for entry in scored], decay.newer_first,
+                                         CONFIDENT_RELEVANCE)
+        pool = [hit.revised(relevance_rank=position) for position, hit in enumerate(decayed[:size], start=1)]
+        return pool, decayed[-1].score if decayed else 0.0
+    ranked = sorted(scored, key=lambda entry: candidate_key(entry[0], entry[3]))
+    pool = [_hit(entry, relevance_rank=position) for position, entry in enumerate(ranked[:size], start=1)]
+    return pool, ranked[-1][3] if ranked else 0.0
+
+
+def _written(candidate: Candidate) -> bool:
+    """Whether the hit holds a line written on a known day: one that, answering the query,
+    :func:`~.decay.newer_statements_first` may move older hits for."""
+    return provenance_day(parse_provenance(candidate[0].text)) is not None
+
+
+def _day(record: ChunkRecord) -> dt.date | None:
+    return known_day(parse_provenance(record.text), record.path, record.file_kind, record.updated_at)
+
+
 def rank(
     recall: Recall,
     config: MemoryConfig,
@@ -123,6 +194,15 @@ def rank(
     ``score`` is final (merged × weight × decay); MMR only reorders, and ``relevance_rank`` is the
     hit's 1-based rank before MMR.
 
+    The result is that of the stage functions composed (:func:`~.merge.merge_candidates`,
+    :func:`~.relevance.annotate_relevance`, :func:`~.relevance.relevant` or
+    :func:`~.merge.filter_min_score`, :func:`~.weighting.apply_source_weights`,
+    :func:`~.focus.apply_question_focus`, :func:`~.decay.apply_temporal_decay`, then the pool and
+    :func:`~.mmr.mmr_rerank`), worked out on the merged candidates' numbers: a hit is made only for
+    those in the pool (for every candidate when a newer statement may move older ones). No stage's
+    factor depends on a score, and the order is sorted on a key unique to each chunk, so the scores
+    and the order are those of re-sorting after each stage.
+
     Raises:
         ValueError: if ``max_results`` is smaller than 1.
     """
@@ -132,7 +212,7 @@ def rank(
     when = now if now is not None else dt.datetime.now()
     fusion = resolve_fusion(config.fusion, config.rrf_k)
     coverage = Coverage(recall.terms, recall.term_weights, recall.translations)  # shared by both stages
-    merged = merge_candidates(
+    merged = fused_candidates(
         recall.vector,
         recall.keyword,
         vector_weight=config.vector_weight,
@@ -142,51 +222,29 @@ def rank(
                                recall.translations, coverage)
                    if fusion.calibrated else None),
     )
-    merged = annotate_relevance(merged, recall.terms, recall.background, recall.term_weights,
-                                recall.translations, coverage)
+    label = labeller(recall.terms, recall.background, coverage,
+                     keyword_only=all(candidate[1] is None for candidate in merged))
+    labels = [label(candidate[0].text, candidate[1], candidate[2]) for candidate in merged]
     if fusion.cuts_merged:  # the seed: min_score cuts the merged score
-        filtered = filter_min_score(merged, config.min_score or 0.0)
+        kept = kept_by_min_score([candidate[4] for candidate in merged], config.min_score or 0.0)
+    elif config.min_score is None:
+        kept = list(range(len(merged)))
     else:
-        filtered = relevant(merged, config.min_score)
-    sw = config.source_weights
-    weighted = apply_source_weights(
-        filtered,
-        weights={"evergreen": sw.evergreen, "daily": sw.daily, "session": sw.session},
-        access_counts=access_counts,
-        access_weight=config.access_weight,
-    )
-    focused = apply_question_focus(
-        weighted,
-        period=period,
-        question_weight=config.question_weight,
-        period_weight=config.period_weight,
-        question=question,
-        speaker_weight=config.speaker_weight,
-    )
-    # Called even when disabled: it re-sorts after the weights changed scores.
-    decayed = apply_temporal_decay(
-        focused,
-        half_life_days=config.temporal_decay.half_life_days,
-        now=when,
-        enabled=config.temporal_decay.enabled,
-        floor=config.temporal_decay.floor,
-        newer_first=config.temporal_decay.newer_first,
-        newer_relevance=CONFIDENT_RELEVANCE,  # the bar of a hit that answers the query
-    )
-    pool = [
-        hit.revised(relevance_rank=position)
-        for position, hit in enumerate(decayed[: config.mmr.pool_multiplier * k], start=1)
-    ]
+        kept = [i for i in range(len(merged)) if labels[i][0] >= config.min_score]
+    numbers = _scored([merged[i] for i in kept], config, when, access_counts, period, question)
+    scored = [(merged[i], *labels[i], *final) for i, final in zip(kept, numbers, strict=True)]
+    pool, lowest = _pool(scored, config.temporal_decay, config.mmr.pool_multiplier * k)
     reranked = pool
     if config.mmr.enabled and config.mmr.lambda_ < 1.0 and len(pool) > 1:
         similarity = _pool_similarity(pool, recall.vectors, config.mmr.similarity)
         reranked = mmr_rerank(pool, lambda_=config.mmr.lambda_, similarity=similarity,
                               duplicate_threshold=config.mmr.duplicate_threshold,
                               # the weakest candidate recall found, so the pool's last is not 0
-                              relevance_floor=min(merged[-1].score, decayed[-1].score), limit=k)
+                              # (the lowest merged score, merge's last, or the ranking's last)
+                              relevance_floor=min(min(c[4] for c in merged), lowest), limit=k)
     top = reranked[:k]
 
-    stages = (recall.vector, recall.keyword, merged, filtered, decayed, pool, top)
-    funnel = {name: len(items) for name, items in zip(FUNNEL_STAGES, stages, strict=True)}
+    counts = (len(recall.vector), len(recall.keyword), len(merged), len(kept), len(kept), len(pool), len(top))
+    funnel = dict(zip(FUNNEL_STAGES, counts, strict=True))
     logger.debug("search funnel %s (degraded: %s)", funnel, recall.degraded)
     return RankedResults(hits=top, funnel=funnel, degraded=recall.degraded)

@@ -39,7 +39,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..text import token_set
 from ..types import ChunkRecord, MemorySearchResult
@@ -55,12 +55,14 @@ __all__ = [
     "Z_FULL",
     "Z_NONE",
     "Coverage",
+    "Label",
     "Translations",
     "annotate_relevance",
     "best_coverage",
     "calibration",
     "keyword_coverage",
     "keyword_evidence",
+    "labeller",
     "relevant",
     "vector_evidence",
 ]
@@ -158,7 +160,9 @@ def vector_evidence(cosine: float | None, background: tuple[float, float] | None
         return cosine
     mean, std = background
     z = (cosine - mean) / std
-    return min(1.0, max(0.0, (z - Z_NONE) / (Z_FULL - Z_NONE)))
+    evidence = (z - Z_NONE) / (Z_FULL - Z_NONE)
+    # min(1.0, max(0.0, evidence)) without the two calls (a NaN is 0.0 either way)
+    return (evidence if evidence < 1.0 else 1.0) if evidence > 0.0 else 0.0
 
 
 def keyword_evidence(terms: Sequence[str], text: str, relative_bm25: float,
@@ -219,6 +223,27 @@ def relevant(hits: Sequence[MemorySearchResult], min_score: float | None) -> lis
     return [hit for hit in hits if hit.relevance >= min_score]
 
 
+Label = Callable[[str, float | None, float | None], tuple[float, bool]]
+"""``(text, vector score, keyword score) -> (relevance, confident)`` of a hit (see :func:`labeller`)."""
+
+
+def labeller(terms: Sequence[str], background: tuple[float, float] | None, coverage: Coverage, *,
+             keyword_only: bool) -> Label:
+    """What :func:`annotate_relevance` labels each hit with, as a function of its text and raw scores.
+
+    ``keyword_only``: no hit of the search has a vector score (the vector path is missing).
+    """
+    def label(text: str, vector_score: float | None, keyword_score: float | None) -> tuple[float, bool]:
+        covered = coverage(text) if terms else (keyword_score or 0.0)
+        if keyword_only:
+            relevance = (0.5 * covered + 0.5 * (keyword_score or 0.0)) if terms else (keyword_score or 0.0)
+            return relevance, covered >= CONFIDENT_COVERAGE
+        relevance = max(vector_evidence(vector_score, background), covered)
+        return relevance, relevance >= CONFIDENT_RELEVANCE
+
+    return label
+
+
 def annotate_relevance(
     hits: Iterable[MemorySearchResult], terms: Sequence[str], background: tuple[float, float] | None,
     weights: Mapping[str, float] | None = None, translations: Translations | None = None,
@@ -236,16 +261,10 @@ def annotate_relevance(
     :func:`keyword_coverage`); ``coverage`` the query's :class:`Coverage`, when shared.
     """
     out = list(hits)
-    keyword_only = all(hit.vector_score is None for hit in out)
-    covered = coverage or Coverage(terms, weights, translations)
-
-    def labelled(hit: MemorySearchResult) -> MemorySearchResult:
-        coverage = covered(hit.text) if terms else (hit.keyword_score or 0.0)
-        if keyword_only:
-            relevance = (0.5 * coverage + 0.5 * (hit.keyword_score or 0.0)) if terms \
-                else (hit.keyword_score or 0.0)
-            return hit.revised(relevance=relevance, confident=coverage >= CONFIDENT_COVERAGE)
-        relevance = max(vector_evidence(hit.vector_score, background), coverage)
-        return hit.revised(relevance=relevance, confident=relevance >= CONFIDENT_RELEVANCE)
-
-    return [labelled(hit) for hit in out]
+    label = labeller(terms, background, coverage or Coverage(terms, weights, translations),
+                     keyword_only=all(hit.vector_score is None for hit in out))
+    labelled = []
+    for hit in out:
+        relevance, confident = label(hit.text, hit.vector_score, hit.keyword_score)
+        labelled.append(hit.revised(relevance=relevance, confident=confident))
+    return labelled

@@ -137,7 +137,7 @@ def test_the_latent_probe_wraps_the_quality_harness(tmp_path: Path, monkeypatch:
 
     # It wraps the search for its process: put it back for the tests that follow.
     monkeypatch.setattr(core, "retrieve", core.retrieve)
-    monkeypatch.setattr(pipeline, "merge_candidates", pipeline.merge_candidates)
+    monkeypatch.setattr(pipeline, "fused_candidates", pipeline.fused_candidates)
     out = tmp_path / "q.json"
     assert main(["--cache", str(tmp_path / "codes.npz"), "--", "--embeddings", "none", "--limit", "2",
                  "--configs", "default", "--out", str(tmp_path / "q.md"), "--json", str(out)]) == 0
