@@ -216,16 +216,8 @@ class KeywordPostings:
         text = row[0][0] if row else None
         if not text:
             return _EMPTY, 0
-        docs = np.fromstring(text, dtype=np.int64, sep=" ")  # one occurrence each, in rowid order
-        if len(docs) > 1 and bool(np.any(docs[1:] < docs[:-1])):
-            docs.sort(kind="stable")
-        starts = np.flatnonzero(np.r_[True, docs[1:] != docs[:-1]])
-        rowids = docs[starts]
-        tf = np.diff(np.r_[starts, len(docs)]).astype(np.int32)
-        known, lengths = self._lengths_of(rowids)
-        if not known.all():  # FTS5 rows whose chunk is gone (only a rebuild removes them): never a hit
-            rowids, tf, lengths = rowids[known], tf[known], lengths[known]
-        return Postings(rowids, tf, lengths), int(len(known) - known.sum())
+        postings, _, orphans = _parsed([text], self._lengths_of)
+        return postings, int(orphans[0])
 
     def _lengths_of(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which of ``rowids`` are chunks, and their term counts (0 where not)."""
@@ -312,24 +304,32 @@ class _Resident:
         terms = [str(row[0]) for row in rows]
         texts = [str(row[1]) for row in rows]
         del rows
-        counts = np.fromiter((text.count(" ") + 1 for text in texts), np.int64, len(texts))
-        docs = np.fromstring(" ".join(texts), dtype=np.int64, sep=" ")
-        del texts
-        owner = np.repeat(np.arange(len(terms), dtype=np.int32), counts)
-        if len(docs) > 1 and bool(np.any((docs[1:] < docs[:-1]) & (owner[1:] == owner[:-1]))):
-            order = np.lexsort((docs, owner))
-            docs, owner = docs[order], owner[order]
-        starts = np.flatnonzero(np.r_[True, (docs[1:] != docs[:-1]) | (owner[1:] != owner[:-1])])
-        rowids, owner = docs[starts], owner[starts]
-        tf = np.diff(np.r_[starts, len(docs)]).astype(np.int32)
-        del docs
-        known, lengths = lengths_of(rowids)
-        orphans = np.bincount(owner[~known], minlength=len(terms))
-        if not known.all():  # FTS5 rows whose chunk is gone: never a hit
-            rowids, tf, lengths, owner = rowids[known], tf[known], lengths[known], owner[known]
+        postings, owner, orphans = _parsed(texts, lengths_of)
         bounds = np.searchsorted(owner, np.arange(len(terms) + 1))
         spans = {term: (int(bounds[i]), int(bounds[i + 1]), int(orphans[i])) for i, term in enumerate(terms)}
-        return cls(spans, rowids, tf, lengths)
+        return cls(spans, *postings)
+
+
+def _parsed(texts: list[str], lengths_of: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+            ) -> tuple[Postings, np.ndarray, np.ndarray]:
+    """The postings of each text (a term's FTS5 occurrences as ``group_concat(doc, ' ')``), one after
+    another; which text each posting is of; and each text's rows whose chunk is gone (only a rebuild
+    removes them), left out of the postings: never a hit, but counted in the term's df."""
+    counts = np.fromiter((text.count(" ") + 1 for text in texts), np.int64, len(texts))
+    docs = np.fromstring(" ".join(texts), dtype=np.int64, sep=" ")  # one occurrence each, rowid order
+    owner = np.repeat(np.arange(len(texts), dtype=np.int32), counts)
+    if len(docs) > 1 and bool(np.any((docs[1:] < docs[:-1]) & (owner[1:] == owner[:-1]))):
+        order = np.lexsort((docs, owner))
+        docs, owner = docs[order], owner[order]
+    starts = np.flatnonzero(np.r_[True, (docs[1:] != docs[:-1]) | (owner[1:] != owner[:-1])])
+    rowids, owner = docs[starts], owner[starts]
+    tf = np.diff(np.r_[starts, len(docs)]).astype(np.int32)
+    del docs
+    known, lengths = lengths_of(rowids)
+    orphans = np.bincount(owner[~known], minlength=len(texts))
+    if not known.all():
+        rowids, tf, lengths, owner = rowids[known], tf[known], lengths[known], owner[known]
+    return Postings(rowids, tf, lengths), owner, orphans
 
 
 def _by_term(changes: Iterable[Change], kept: OrderedDict[str, tuple[Postings, int]]) -> dict[str, list[Any]]:

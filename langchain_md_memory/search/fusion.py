@@ -90,12 +90,9 @@ def weighted_fusion(vector: Scored, keyword: Scored, vector_weight: float,
     the raw recall scores for ``fusion="weighted_raw"``.
     """
     v, k = dict(vector), dict(keyword)
-    fused = {}
-    for chunk_id in dict.fromkeys([*v, *k]):  # _weighted's sum, in one pass
-        a, b = v.get(chunk_id, 0.0), k.get(chunk_id, 0.0)
-        # A convex combination never exceeds its largest input; min() only removes float overshoot.
-        fused[chunk_id] = min(vector_weight * a + text_weight * b, max(a, b))
-    return fused
+    fused = _weighted(v, k, vector_weight, text_weight)
+    # A convex combination never exceeds its largest input; min() only removes float overshoot.
+    return {i: min(score, max(v.get(i, 0.0), k.get(i, 0.0))) for i, score in fused.items()}
 
 
 def rrf_fusion(vector: Scored, keyword: Scored, vector_weight: float, text_weight: float,

@@ -105,7 +105,7 @@ def _best_by_id(
 ) -> dict[str, tuple[ChunkRecord, float]]:
     best: dict[str, tuple[ChunkRecord, float]] = {}
     for record, raw in pairs:
-        score = float(raw) if math.isfinite(raw) else _clean(raw, record.id, path)  # _clean, without a call
+        score = _clean(raw, record.id, path)
         seen = best.get(record.id)
         if seen is None or score > seen[1]:
             best[record.id] = (record, score)
