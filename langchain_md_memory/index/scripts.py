@@ -5,9 +5,10 @@ question's language than against a note in another one. On the dev set a
 Chinese question's mean cosine to Chinese notes is about 0.04 above its mean to
 English notes: as wide as the gap between an answer and an average note, so
 ranking raw cosines buries every cross-lingual answer under the question's own
-language. :class:`ScriptVectors` keeps one :class:`VectorMatrix` per script
-group (CJK, other; see :func:`~langchain_md_memory.text.script_group`) and
-measures the query's background in each (its mean cosine to the group's notes).
+language. :class:`ScriptVectors` keeps each script group's rows (CJK, other; see
+:func:`~langchain_md_memory.text.script_group`) as one run of a :class:`VectorMatrix`,
+scores them all with one matrix-vector product, and measures the query's
+background in each group (its mean cosine to the group's notes).
 A hit's score is its cosine less its group's *offset*, how far that group's
 background stands from the memory-wide one: an answer then stands out from
 notes in its own language by as much as it would in a memory of that language
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -56,22 +57,17 @@ Calibration = tuple[dict[int, float], tuple[float, float] | None]
 
 
 class ScriptVectors:
-    """One :class:`VectorMatrix` per script group, searched as one with per-group offsets."""
+    """A :class:`VectorMatrix` whose groups are script groups, searched as one with per-group offsets."""
 
-    def __init__(self, dtype: VectorDtype = "float32", groups: dict[int, VectorMatrix] | None = None) -> None:
+    def __init__(self, dtype: VectorDtype = "float32", matrix: VectorMatrix | None = None) -> None:
         self.dtype = dtype
-        self._groups: dict[int, VectorMatrix] = dict(groups or {})
+        self._matrix = matrix if matrix is not None else VectorMatrix(dtype)
         self.generation = -1
         # A search asks for the top k and then the background of the same query: measure it once.
         self._version = 0  # bumped by every write, under _lock (writers run on several threads)
         self._lock = threading.Lock()
         self._last: tuple[bytes, int, Calibration] | None = None
 
-    @classmethod
-    def load(cls, groups: Iterable[int], load_group: Callable[[int], VectorMatrix],
-             dtype: VectorDtype = "float32") -> ScriptVectors:
-        """Load each of ``groups`` with ``load_group(group)``."""
-        return cls(dtype, {group: load_group(group) for group in groups})
 
     @property
     def exact(self) -> bool:
@@ -79,7 +75,7 @@ class ScriptVectors:
         return self.dtype == "float32"
 
     def __len__(self) -> int:
-        return sum(len(matrix) for matrix in self._groups.values())
+        return len(self._matrix)
 
     def add(self, rowids: Sequence[int], vectors: Sequence[np.ndarray], groups: Sequence[int]) -> None:
         """Add (or replace) rows; ``groups[i]`` is the script group of ``rowids[i]``."""
@@ -90,15 +86,14 @@ class ScriptVectors:
             ids.append(rowid)
             vecs.append(vector)
         for group, (ids, vecs) in by_group.items():
-            self._groups.setdefault(group, VectorMatrix(self.dtype)).add(ids, vecs)
+            self._matrix.add(ids, vecs, group)
         with self._lock:
             self._version += 1
 
     def remove(self, rowids: Sequence[int]) -> None:
         with self._lock:
             self._version += 1
-        for matrix in self._groups.values():
-            matrix.remove(rowids)
+        self._matrix.remove(rowids)
         with self._lock:  # a measurement that overlapped the change is not kept
             self._version += 1
 
@@ -126,17 +121,17 @@ class ScriptVectors:
             version = self._version
         tops: dict[int, list[tuple[int, float]]] = {}
         measured: list[tuple[int, int, tuple[float, float]]] = []
-        for group, matrix in self._groups.items():
-            rescoring = None if matrix.exact else stored
-            top, stats = matrix.search(query, k if rescoring is None else k * RESCORE_FACTOR)
+        rescoring = None if self._matrix.exact else stored
+        searched = self._matrix.search_groups(query, k if rescoring is None else k * RESCORE_FACTOR)
+        for group, (rows, top, stats) in searched.items():
             if rescoring is not None and top:
                 candidates = [rowid for rowid, _ in top]
                 top = rescore(query, candidates, rescoring(candidates), k)
             tops[group] = top
             if stats is not None:
-                measured.append((group, len(matrix), stats))
+                measured.append((group, rows, stats))
         calibration = self._keep(query, version, combine_backgrounds(measured))
-        shifts = calibration[0] if offsets and len(self._groups) > 1 else {}
+        shifts = calibration[0] if offsets and len(searched) > 1 else {}
         found = [(rowid, min(1.0, max(0.0, score - shifts.get(group, 0.0))))
                  for group, top in tops.items() for rowid, score in top]
         found.sort(key=lambda item: (-item[1], item[0]))
@@ -159,8 +154,9 @@ class ScriptVectors:
         return result
 
     def _measure(self, query: np.ndarray) -> Calibration:
-        return combine_backgrounds([(group, len(matrix), stats) for group, matrix in self._groups.items()
-                                    if (stats := matrix.background(query)) is not None])
+        return combine_backgrounds([(group, rows, stats)
+                                    for group, (rows, stats) in self._matrix.backgrounds(query).items()
+                                    if stats is not None])
 
 
 def combine_backgrounds(measured: Sequence[tuple[int, int, tuple[float, float]]]) -> Calibration:
@@ -180,17 +176,16 @@ def combine_backgrounds(measured: Sequence[tuple[int, int, tuple[float, float]]]
 def load_script_vectors(db: IndexConnection, dtype: VectorDtype = "float32") -> ScriptVectors:
     """Every stored vector of the index, by the script group its chunk was written in.
 
-    Streamed into one preallocated matrix per group: never every blob at once, never text.
+    Streamed into one preallocated matrix, a group at a time: never every blob at once, never text.
     The caller holds ``db.lock``.
     """
-    where = f"FROM chunks c JOIN {VECTOR_JOIN} WHERE c.script = ?"
-
-    def load(script: int) -> VectorMatrix:
-        expected = int(db.query(f"SELECT count(*) {where}", (script,)).fetchone()[0])
-        return VectorMatrix.load(db.stream(f"SELECT c.rowid, e.vector {where}", (script,)), expected, dtype)
-
-    scripts = db.query(f"SELECT DISTINCT c.script FROM chunks c JOIN {VECTOR_JOIN}").fetchall()
-    return ScriptVectors.load([int(row[0]) for row in scripts], load, dtype)
+    joined = f"FROM chunks c JOIN {VECTOR_JOIN}"
+    expected = int(db.query(f"SELECT count(*) {joined}").fetchone()[0])
+    matrix = VectorMatrix(dtype)
+    for (script,) in db.query(f"SELECT DISTINCT c.script {joined} ORDER BY c.script").fetchall():
+        rows = db.stream(f"SELECT c.rowid, e.vector {joined} WHERE c.script = ?", (int(script),))
+        matrix.extend(rows, int(script), expected=expected)
+    return ScriptVectors(dtype, matrix)
 
 
 def scripts_of(db: IndexConnection, rowids: Sequence[int]) -> dict[int, int]:

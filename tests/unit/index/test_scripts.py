@@ -107,9 +107,9 @@ def test_the_top_k_pass_measures_the_background_asked_for_next(monkeypatch: pyte
     vectors.add(list(range(30)), [rng.normal(size=6) for _ in range(30)], groups)
     query = rng.normal(size=6)
     measured = vectors.background(query)
-    fresh = ScriptVectors(groups=dict(vectors._groups))
+    fresh = ScriptVectors(matrix=vectors._matrix)
     sampled: list[int] = []
-    monkeypatch.setattr(VectorMatrix, "background", lambda self, q: sampled.append(1))
+    monkeypatch.setattr(VectorMatrix, "backgrounds", lambda self, q: sampled.append(1))
     fresh.top_k(query, 5)
     assert fresh.background(query) == pytest.approx(measured)  # same figures as a separate sample
     assert sampled == []  # and no second pass over the vectors

@@ -258,3 +258,55 @@ def test_search_is_top_k_and_background_from_one_pass() -> None:
         assert top == matrix.top_k(query, 7)
         assert background == pytest.approx(matrix.background(query), abs=1e-6)
         assert matrix.search(query, 7, sample=4)[1] is None  # too few rows sampled to say
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_groups_search_as_separate_matrices_through_adds_moves_and_removes(dtype: str) -> None:
+    rng = np.random.default_rng(35)
+    matrix = VectorMatrix(dtype)  # type: ignore[arg-type]
+    live: dict[int, tuple[int, np.ndarray]] = {}  # rowid -> (group, vector)
+    for step in range(60):
+        group = int(rng.integers(0, 3))
+        rowids = [int(r) for r in rng.choice(400, size=int(rng.integers(1, 12)), replace=False)]
+        if step % 3 == 2:
+            matrix.remove(rowids)
+            for rowid in rowids:
+                live.pop(rowid, None)
+        else:  # a rowid held in another group moves to this one
+            vectors = [rng.normal(size=DIM) for _ in rowids]
+            matrix.add(rowids, vectors, group)
+            live.update({rowid: (group, v) for rowid, v in zip(rowids, vectors, strict=True)})
+        query = rng.normal(size=DIM)
+        found = matrix.search_groups(query, 5)
+        by_group: dict[int, dict[int, np.ndarray]] = {}
+        for rowid, (g, v) in live.items():
+            by_group.setdefault(g, {})[rowid] = v
+        assert sorted(found) == sorted(by_group) and len(matrix) == len(live)
+        for g, rows in by_group.items():
+            count, top, stats = found[g]
+            assert count == len(rows)
+            if dtype == "float32":
+                assert_same_ranking(top, brute_force(rows, query, 5))
+                separate = VectorMatrix()
+                separate.add(list(rows), list(rows.values()))
+                want = separate.background(query)
+                assert (stats is None) == (want is None)
+                if stats is not None and want is not None:
+                    assert stats == pytest.approx(want, abs=1e-5)
+            else:
+                assert {rowid for rowid, _ in top} <= set(rows)
+        assert matrix.backgrounds(query).keys() == by_group.keys()
+
+
+def test_a_group_left_empty_is_dropped_and_an_earlier_one_grows_without_losing_rows() -> None:
+    matrix = VectorMatrix()
+    eye = np.eye(DIM)
+    matrix.add([1, 2, 3], [eye[0], eye[1], eye[2]], group=5)
+    matrix.add([4, 6, 7, 8], [eye[3], eye[4], eye[5], eye[6]], group=1)  # before group 5: it moves up
+    query = eye[3] + 0.2 * eye[0]
+    found = matrix.search_groups(query, 1)
+    assert {g: [r for r, _ in top] for g, (_, top, _) in found.items()} == {1: [4], 5: [1]}
+    assert [r for r, _ in matrix.search_groups(eye[2], 1)[5][1]] == [3]
+    matrix.remove([4, 6, 7, 8])
+    assert list(matrix.search_groups(eye[2], 1)) == [5]
+    assert [r for r, _ in matrix.search_groups(eye[2] + 0.1 * eye[1], 3)[5][1]] == [3, 2, 1]
