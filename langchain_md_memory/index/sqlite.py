@@ -30,16 +30,9 @@ from .connection import IndexConnection, Rows
 from .health import IndexHealth
 from .keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf, scaled_to_best
 from .postings import Change, KeywordPostings
-from .rows import ChunkRow, FileState, RecordCache, chunk_record, chunk_values
-from .schema import (
-    CHUNK_COLUMNS,
-    IDENTITY,
-    SCHEMA_VERSION,
-    bump_generation,
-    connect,
-    index_error,
-    repair_if_inconsistent,
-)
+from .records import RecordCache
+from .rows import ChunkRow, FileState, chunk_values
+from .schema import IDENTITY, SCHEMA_VERSION, bump_generation, connect, index_error, repair_if_inconsistent
 from .scripts import ScriptVectors, load_script_vectors, scripts_of, stored_vectors
 from .vectors import VectorDtype, VectorMatrix, to_blob
 
@@ -67,7 +60,7 @@ class MemoryIndex:
         self.health = IndexHealth(self._db)
         self._vectors: ScriptVectors | None = None
         self._postings = KeywordPostings(self._db.query)
-        self._records = RecordCache()
+        self._records = RecordCache(self._db)
         self._last_idf = LastTermIdf()
 
     @classmethod
@@ -164,7 +157,7 @@ class MemoryIndex:
                 (state.path, state.mtime_ns, state.size, state.hash, kind, time.time()),
             )
             added = [(rowids[i], row.n_terms, row.terms) for i, row in enumerate(rows)]
-            self._postings.after_write(bump_generation(conn), removed, added)
+            self._wrote(conn, removed, added, [(rowids[i], row.record) for i, row in enumerate(rows)])
         if self._vectors is not None:
             self._vectors.remove([rowid for rowid, _, _ in removed])
             self._vectors.add(added_ids, added_vectors, added_groups)
@@ -176,11 +169,18 @@ class MemoryIndex:
         with self._write() as conn:
             removed = self._delete_chunks(conn, path)
             conn.execute("DELETE FROM files WHERE path = ?", (path,))
-            self._postings.after_write(bump_generation(conn), removed, [])
+            self._wrote(conn, removed)
         if self._vectors is not None:
             self._vectors.remove([rowid for rowid, _, _ in removed])
             self._vectors.generation = self._generation()
         return len(removed)
+
+    def _wrote(self, conn: sqlite3.Connection, removed: Sequence[Change] = (), added: Sequence[Change] = (),
+               records: Sequence[tuple[int, ChunkRecord]] = ()) -> None:
+        """Count a write (in its transaction) and fold it into the postings and records this process keeps."""
+        before = bump_generation(conn)
+        self._postings.after_write(before, removed, added)
+        self._records.after_write(before, [rowid for rowid, _, _ in removed], records)
 
     def _delete_chunks(self, conn: sqlite3.Connection, path: str) -> list[Change]:
         """Delete one file's chunks; returns them as the keyword postings need them."""
@@ -222,7 +222,7 @@ class MemoryIndex:
             return
         with self._write() as conn:
             conn.executemany("UPDATE chunks SET has_vector = 1 WHERE rowid = ?", ((r,) for r, _ in vectors))
-            self._postings.after_write(bump_generation(conn), [], [])
+            self._wrote(conn)
         if self._vectors is not None:
             rowids = [rowid for rowid, _ in vectors]
             groups = scripts_of(self._db, rowids)
@@ -233,7 +233,7 @@ class MemoryIndex:
         """Drop every vector: the embedding identity changed (the caller stores the new one next)."""
         with self._write() as conn:
             conn.execute("UPDATE chunks SET has_vector = 0")
-            self._postings.after_write(bump_generation(conn), [], [])
+            self._wrote(conn)
         self._vectors = None
 
     # -- search -------------------------------------------------------------------
@@ -340,11 +340,7 @@ class MemoryIndex:
         if not rowids:
             return {}
         with self._db.read_snapshot():  # the records kept belong to the generation they were read in
-            return self._records.get(self._generation(), rowids, self._read_records)
-
-    def _read_records(self, rowids: list[int]) -> dict[int, ChunkRecord]:
-        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rowid IN ({','.join('?' * len(rowids))})"
-        return {r[0]: chunk_record(r) for r in self._db.query(sql, rowids)}
+            return self._records.get(self._generation(), rowids)
 
     def _vector_matrix(self) -> ScriptVectors:
         generation = self._generation()
@@ -385,7 +381,7 @@ class MemoryIndex:
 
         Writes inside join this transaction. The indexer reads a file inside it, so what it writes is
         never older than what another process wrote before: the index only moves forward. If it
-        fails, the postings may hold its changes: they are forgotten.
+        fails, the postings and records kept may hold its changes: they are forgotten.
         """
         try:
             with self._db.write() as conn:
@@ -393,6 +389,7 @@ class MemoryIndex:
         except BaseException:
             with self._db.lock:
                 self._postings.clear()
+                self._records.clear()
             raise
 
     writing = _write  # the same transaction, for callers outside the index (sync batches, embedding)

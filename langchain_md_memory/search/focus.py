@@ -59,6 +59,8 @@ _SPEAKER = re.compile(r"\s*([^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2})"
 def asks_only(text: str) -> bool:
     """True when ``text`` ends on a question: its last line of prose (not a heading, an
     ``[image: ...]`` line or a comment) ends with a question mark."""
+    if "?" not in text and "？" not in text:  # most notes: no line to read
+        return False
     prose = [line for line in _COMMENT.sub("", text).splitlines()
              if line.strip() and not _NOT_PROSE.match(line)]
     return bool(prose) and prose[-1].rstrip().endswith(("?", "？"))

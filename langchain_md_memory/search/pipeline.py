@@ -36,7 +36,7 @@ from .fusion import resolve_fusion
 from .merge import Candidate, candidate_hit, candidate_key, fused_candidates, kept_by_min_score
 from .mmr import Similarity, cosine_similarity_fn, mmr_rerank
 from .periods import Period
-from .relevance import CONFIDENT_RELEVANCE, Coverage, Translations, calibration, labeller
+from .relevance import CONFIDENT_RELEVANCE, Coverage, Label, Translations, calibration, labeller
 from .weighting import weight_multiplier
 
 __all__ = ["FUNNEL_STAGES", "RankedResults", "Recall", "rank"]
@@ -103,12 +103,30 @@ def _pool_similarity(
     return similarity
 
 
-_Scored = tuple[Candidate, float, bool, float, float, float]
-"""A candidate kept by the min-score cut: ``(candidate, relevance, confident, score, weight, decay)``."""
+_Scored = tuple[Candidate, int, float, float, float]
+"""A candidate the min-score cut kept: ``(candidate, its place among the merged, score, weight, decay)``."""
 
 
-def _hit(entry: _Scored, relevance_rank: int = 0) -> MemorySearchResult:
-    candidate, relevance, confident, score, weight, decay = entry
+class _Labels:
+    """Each merged candidate's ``(relevance, confident)`` by its place, worked out when first asked:
+    the pool's hits need it, the candidates ranked below them only for an explicit ``min_score`` or
+    a dated statement that may move older ones (a label reads the whole text of its hit)."""
+
+    def __init__(self, merged: Sequence[Candidate], label: Label) -> None:
+        self._merged, self._label = merged, label
+        self._known: dict[int, tuple[float, bool]] = {}
+
+    def __call__(self, place: int) -> tuple[float, bool]:
+        known = self._known.get(place)
+        if known is None:
+            candidate = self._merged[place]
+            known = self._known[place] = self._label(candidate[0].text, candidate[1], candidate[2])
+        return known
+
+
+def _hit(entry: _Scored, labels: _Labels, relevance_rank: int = 0) -> MemorySearchResult:
+    candidate, place, score, weight, decay = entry
+    relevance, confident = labels(place)
     return candidate_hit(candidate, score=score, weight=weight, decay=decay, relevance=relevance,
                          confident=confident, relevance_rank=relevance_rank)
 
@@ -148,19 +166,19 @@ def _scored(candidates: Sequence[Candidate], config: MemoryConfig, now: dt.datet
     return out
 
 
-def _pool(scored: Sequence[_Scored], decay: TemporalDecayConfig, size: int
+def _pool(scored: Sequence[_Scored], labels: _Labels, decay: TemporalDecayConfig, size: int
           ) -> tuple[list[MemorySearchResult], float]:
     """The first ``size`` hits ranked after decay, with their ``relevance_rank``, and the last one's score."""
     if decay.enabled and decay.newer_first < 1.0 and any(
-            entry[1] >= CONFIDENT_RELEVANCE and _written(entry[0]) for entry in scored):
+            _written(entry[0]) and labels(entry[1])[0] >= CONFIDENT_RELEVANCE for entry in scored):
         # A written statement may move older ones: what apply_temporal_decay does, on every hit.
-        decayed = newer_statements_first([_hit(entry) for entry in scored], decay.newer_first,
+        decayed = newer_statements_first([_hit(entry, labels) for entry in scored], decay.newer_first,
                                          CONFIDENT_RELEVANCE)
         pool = [hit.revised(relevance_rank=position) for position, hit in enumerate(decayed[:size], start=1)]
         return pool, decayed[-1].score if decayed else 0.0
-    ranked = sorted(scored, key=lambda entry: candidate_key(entry[0], entry[3]))
-    pool = [_hit(entry, relevance_rank=position) for position, entry in enumerate(ranked[:size], start=1)]
-    return pool, ranked[-1][3] if ranked else 0.0
+    ranked = sorted(scored, key=lambda entry: candidate_key(entry[0], entry[2]))
+    pool = [_hit(entry, labels, position) for position, entry in enumerate(ranked[:size], start=1)]
+    return pool, ranked[-1][2] if ranked else 0.0
 
 
 def _written(candidate: Candidate) -> bool:
@@ -222,18 +240,17 @@ def rank(
                                recall.translations, coverage)
                    if fusion.calibrated else None),
     )
-    label = labeller(recall.terms, recall.background, coverage,
-                     keyword_only=all(candidate[1] is None for candidate in merged))
-    labels = [label(candidate[0].text, candidate[1], candidate[2]) for candidate in merged]
+    labels = _Labels(merged, labeller(recall.terms, recall.background, coverage,
+                                      keyword_only=all(candidate[1] is None for candidate in merged)))
     if fusion.cuts_merged:  # the seed: min_score cuts the merged score
         kept = kept_by_min_score([candidate[4] for candidate in merged], config.min_score or 0.0)
     elif config.min_score is None:
         kept = list(range(len(merged)))
     else:
-        kept = [i for i in range(len(merged)) if labels[i][0] >= config.min_score]
+        kept = [i for i in range(len(merged)) if labels(i)[0] >= config.min_score]
     numbers = _scored([merged[i] for i in kept], config, when, access_counts, period, question)
-    scored = [(merged[i], *labels[i], *final) for i, final in zip(kept, numbers, strict=True)]
-    pool, lowest = _pool(scored, config.temporal_decay, config.mmr.pool_multiplier * k)
+    scored = [(merged[i], i, *final) for i, final in zip(kept, numbers, strict=True)]
+    pool, lowest = _pool(scored, labels, config.temporal_decay, config.mmr.pool_multiplier * k)
     reranked = pool
     if config.mmr.enabled and config.mmr.lambda_ < 1.0 and len(pool) > 1:
         similarity = _pool_similarity(pool, recall.vectors, config.mmr.similarity)
