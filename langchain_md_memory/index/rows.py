@@ -11,7 +11,6 @@ Example:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -20,7 +19,7 @@ import numpy as np
 from ..text import script_group
 from ..types import ChunkRecord, FileKind
 
-__all__ = ["ChunkRow", "FileState", "RecordCache", "chunk_record", "chunk_values"]
+__all__ = ["ChunkRow", "FileState", "chunk_record", "chunk_values"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,47 +55,6 @@ class ChunkRow:
         group its vector is measured in (see :mod:`langchain_md_memory.index.scripts`). A short
         English bullet embedded with the Chinese lines around it reads as Chinese to the model."""
         return script_group("\n".join((self.record.heading, self.record.text, self.context)))
-
-
-class RecordCache:
-    """Chunk records by rowid for one index generation: a memory's searches keep meeting the same chunks.
-
-    Not locked: the index reads and fills it under its connection's lock, in the read snapshot
-    whose generation it is given.
-    """
-
-    def __init__(self, size: int = 4096) -> None:
-        self._size = size
-        self._generation = -1
-        self._records: dict[int, ChunkRecord] = {}
-        self._rowids: dict[str, int] = {}  # chunk id -> rowid of the kept records
-
-    def get(self, generation: int, rowids: Sequence[int],
-            fetch: Callable[[list[int]], dict[int, ChunkRecord]]) -> dict[int, ChunkRecord]:
-        """The records of ``rowids`` (those gone left out), fetching the ones not kept."""
-        self._follow(generation)
-        out = {rowid: record for rowid in rowids if (record := self._records.get(rowid)) is not None}
-        missing = [rowid for rowid in rowids if rowid not in out]
-        if missing:
-            found = fetch(missing)
-            if len(self._records) + len(found) > self._size:
-                self._records.clear()
-                self._rowids.clear()
-            self._records.update(found)
-            self._rowids.update((record.id, rowid) for rowid, record in found.items())
-            out.update(found)
-        return out
-
-    def rowids(self, generation: int, ids: Sequence[str]) -> dict[str, int]:
-        """The rowids of the kept records among chunk ``ids`` (those not kept are left out)."""
-        self._follow(generation)
-        return {chunk_id: rowid for chunk_id in ids if (rowid := self._rowids.get(chunk_id)) is not None}
-
-    def _follow(self, generation: int) -> None:
-        if generation != self._generation:
-            self._records.clear()
-            self._rowids.clear()
-            self._generation = generation
 
 
 def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
