@@ -135,17 +135,17 @@ class KeywordPostings:
         """``term``'s postings from those read at once (reading them all first when it is time), or
         ``None`` when they must be read from FTS5."""
         asked = self._resident is None and self._reads == READS_BEFORE_RESIDENT  # once a generation
-        if asked and 0 < self._total_instances() <= RESIDENT_INSTANCES:
+        if asked and 0 < self.size()[1] <= RESIDENT_INSTANCES:
             self._resident = _Resident.read(self._query, self._lengths_of)
         if self._resident is None or term in self._stale:
             return None
         return self._resident.get(term)
 
-    def _total_instances(self) -> int:
-        """Indexed words in all (each chunk's ``n_terms`` is its count of FTS5 term instances)."""
+    def size(self) -> tuple[int, int]:
+        """(chunks, indexed words in all): each chunk's ``n_terms`` is its count of FTS5 term instances."""
         self.corpus_stats()
         assert self._stats is not None
-        return self._stats[1]
+        return self._stats
 
     def holds_script(self, script: int) -> bool:
         """True when some indexed term is written in ``script`` (``SCRIPT_CJK``: CJK characters;

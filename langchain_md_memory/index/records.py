@@ -3,9 +3,10 @@
 A search reads its candidates' records (text, path, kind, time) by rowid: about 12 µs a row from
 SQLite at 100k chunks, ~0.6 ms a search for its ~50 candidates, most of them new to it. A
 :class:`RecordCache` keeps the records it read (up to ``size``). A process that keeps searching a
-memory of up to :data:`RESIDENT_RECORDS` chunks reads them all in one pass instead (~0.5 s and
-~80 MB at 100k chunks), after :data:`READS_BEFORE_RESIDENT` reads in one index generation, as keyword
-postings are (:mod:`.postings`); a one-off search never pays for it. This process's own writes are
+memory of up to :data:`RESIDENT_RECORDS` chunks and :data:`~.postings.RESIDENT_INSTANCES` indexed
+words (what bounds the text held) reads them all in one pass instead (~0.5 s and ~46 MB at 100k short
+chunks), after :data:`READS_BEFORE_RESIDENT` reads in one index generation, as keyword postings are
+(:mod:`.postings`); a one-off search never pays for it. This process's own writes are
 folded in (:meth:`RecordCache.after_write`); a write by another process changes the generation
 without telling this one: everything is read again.
 
@@ -18,18 +19,20 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import cast
 
 from ..types import ChunkRecord, FileKind
 from .connection import IndexConnection
+from .postings import RESIDENT_INSTANCES
 from .rows import chunk_record
 from .schema import CHUNK_COLUMNS
 
 __all__ = ["READS_BEFORE_RESIDENT", "RESIDENT_RECORDS", "RecordCache"]
 
 RESIDENT_RECORDS = 150_000
-"""A memory of at most this many chunks has every record read at once by a process that keeps searching it."""
+"""A memory of at most this many chunks (and ``RESIDENT_INSTANCES`` indexed words) has every record read
+at once by a process that keeps searching it."""
 READS_BEFORE_RESIDENT = 32
 """Reads of records by rowid (in one index generation) before every record is read at once."""
 
@@ -41,8 +44,10 @@ class RecordCache:
     whose generation it is given, and folds its own writes in inside their transaction.
     """
 
-    def __init__(self, db: IndexConnection, size: int = 4096) -> None:
+    def __init__(self, db: IndexConnection, memory_size: Callable[[], tuple[int, int]], size: int = 4096
+                 ) -> None:
         self._db = db
+        self._memory_size = memory_size  # (chunks, indexed words) of the index, this generation
         self._size = size
         self._generation = -1
         self._records: dict[int, ChunkRecord] = {}
@@ -94,9 +99,9 @@ class RecordCache:
         self._follow(-1)
 
     def _read_all(self) -> bool:
-        """Read every record when the memory has at most ``RESIDENT_RECORDS`` chunks; whether it did."""
-        count = int(self._db.query("SELECT count(*) FROM chunks").fetchone()[0])
-        self._resident = count <= RESIDENT_RECORDS
+        """Read every record when the memory is small enough to hold (see the module); whether it did."""
+        chunks, words = self._memory_size()
+        self._resident = chunks <= RESIDENT_RECORDS and words <= RESIDENT_INSTANCES
         if self._resident:
             self._records.clear()
             self._rowids.clear()

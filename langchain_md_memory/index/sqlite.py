@@ -60,7 +60,7 @@ class MemoryIndex:
         self.health = IndexHealth(self._db)
         self._vectors: ScriptVectors | None = None
         self._postings = KeywordPostings(self._db.query)
-        self._records = RecordCache(self._db)
+        self._records = RecordCache(self._db, self._postings.size)
         self._last_idf = LastTermIdf()
 
     @classmethod
@@ -340,6 +340,7 @@ class MemoryIndex:
         if not rowids:
             return {}
         with self._db.read_snapshot():  # the records kept belong to the generation they were read in
+            self._postings.follow(self._generation())  # its size says whether all can be held
             return self._records.get(self._generation(), rowids)
 
     def _vector_matrix(self) -> ScriptVectors:

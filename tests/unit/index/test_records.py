@@ -20,6 +20,15 @@ def _write(idx: MemoryIndex, path: str, texts: list[str], kind: str = "evergreen
     idx.replace_file(FileState(path, 1, 1, path), kind, rows)  # type: ignore[arg-type]
 
 
+def _write_elsewhere(idx: MemoryIndex, path: str, texts: list[str]) -> None:
+    """A write by another connection (another process, as far as ``idx`` can tell)."""
+    other = MemoryIndex.open(idx.path)
+    try:
+        _write(other, path, texts)
+    finally:
+        other.close()
+
+
 def _every_record(idx: MemoryIndex) -> dict[int, ChunkRecord]:
     rowids = [int(r[0]) for r in idx.read("SELECT rowid FROM chunks ORDER BY rowid")]
     return idx.records([*rowids, 10**9])  # a rowid no chunk has is left out
@@ -72,11 +81,7 @@ def test_records_are_those_stored_and_follow_this_process_s_writes(index: Memory
 
 def test_another_process_s_write_is_read_again(index: MemoryIndex) -> None:
     _every_record(index)
-    other = MemoryIndex.open(index.path)
-    try:
-        _write(other, "f0.md", ["only this now"])
-    finally:
-        other.close()
+    _write_elsewhere(index, "f0.md", ["only this now"])
     assert _every_record(index) == _fresh(index)
     assert "only this now" in {r.text for r in _every_record(index).values()}
 
@@ -105,14 +110,19 @@ def test_records_are_held_after_enough_reads_and_not_for_a_large_memory(
         assert idx._records._resident is True and len(idx._records._records) == 30
         monkeypatch.setattr(records_module, "RESIDENT_RECORDS", 29)
         _write(idx, "b.md", ["one more"])  # a write by another process is not folded in: read again
-        other = MemoryIndex.open(idx.path)
-        try:
-            _write(other, "c.md", ["and another"])
-        finally:
-            other.close()
+        _write_elsewhere(idx, "c.md", ["and another"])
         for n in range(5):
             assert len(idx.records(rowids[n : n + 1])) == 1
         assert idx._records._resident is False and len(idx._records._records) == 5  # too many to hold
         assert _every_record(idx) == _fresh(idx)
+        # Few chunks of long text are not held either: the indexed words bound what is (decided again
+        # in each generation another process begins).
+        monkeypatch.setattr(records_module, "RESIDENT_RECORDS", 10**6)
+        for words, held in ((40, False), (10**6, True)):
+            monkeypatch.setattr(records_module, "RESIDENT_INSTANCES", words)
+            _write_elsewhere(idx, f"long{words}.md", ["long " * 30])
+            for n in range(5):
+                assert len(idx.records(rowids[n : n + 1])) == 1
+            assert idx._records._resident is held
     finally:
         idx.close()
