@@ -20,9 +20,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import cast
 
-from ..types import ChunkRecord, FileKind
+from ..types import ChunkRecord
 from .connection import IndexConnection
 from .postings import RESIDENT_INSTANCES
 from .rows import chunk_record
@@ -105,11 +104,9 @@ class RecordCache:
         if self._resident:
             self._records.clear()
             self._rowids.clear()
-            shared: dict[str, str] = {}  # a file's chunks share its path and kind: one string each
-            self._keep((int(r[0]), ChunkRecord(
-                r[1], shared.setdefault(r[2], r[2]), r[3], r[4], r[5], r[6], r[7],
-                cast(FileKind, shared.setdefault(r[8], r[8])), r[9],
-            )) for r in self._db.stream(f"SELECT {CHUNK_COLUMNS} FROM chunks c"))
+            shared: dict[str, str] = {}
+            rows = self._db.stream(f"SELECT {CHUNK_COLUMNS} FROM chunks c")
+            self._keep((int(r[0]), chunk_record(r, shared)) for r in rows)
         return self._resident
 
     def _keep(self, records: Iterable[tuple[int, ChunkRecord]]) -> None:

@@ -57,16 +57,20 @@ class ChunkRow:
         return script_group("\n".join((self.record.heading, self.record.text, self.context)))
 
 
-def chunk_record(row: sqlite3.Row | tuple[Any, ...]) -> ChunkRecord:
+def chunk_record(row: sqlite3.Row | tuple[Any, ...], shared: dict[str, str] | None = None) -> ChunkRecord:
+    """The record of a ``SELECT CHUNK_COLUMNS`` row; ``shared``: one string per path and kind across the
+    records read with it (a file's chunks share them), for records held in bulk."""
+    path, kind = (row[2], row[8]) if shared is None else (shared.setdefault(row[2], row[2]),
+                                                           shared.setdefault(row[8], row[8]))
     return ChunkRecord(
         id=row[1],
-        path=row[2],
+        path=path,
         start_line=row[3],
         end_line=row[4],
         heading=row[5],
         text=row[6],
         hash=row[7],
-        file_kind=cast(FileKind, row[8]),
+        file_kind=cast(FileKind, kind),
         updated_at=row[9],
     )
 

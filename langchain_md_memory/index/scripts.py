@@ -60,19 +60,18 @@ class ScriptVectors:
     """A :class:`VectorMatrix` whose groups are script groups, searched as one with per-group offsets."""
 
     def __init__(self, dtype: VectorDtype = "float32", matrix: VectorMatrix | None = None) -> None:
-        self.dtype = dtype
         self._matrix = matrix if matrix is not None else VectorMatrix(dtype)
+        self.dtype = self._matrix.dtype
         self.generation = -1
         # A search asks for the top k and then the background of the same query: measure it once.
         self._version = 0  # bumped by every write, under _lock (writers run on several threads)
         self._lock = threading.Lock()
         self._last: tuple[bytes, int, Calibration] | None = None
 
-
     @property
     def exact(self) -> bool:
-        """True when the matrices hold float32 (scores need no re-scoring)."""
-        return self.dtype == "float32"
+        """True when the matrix holds float32 (scores need no re-scoring)."""
+        return self._matrix.exact
 
     def __len__(self) -> int:
         return len(self._matrix)
@@ -121,7 +120,7 @@ class ScriptVectors:
             version = self._version
         tops: dict[int, list[tuple[int, float]]] = {}
         measured: list[tuple[int, int, tuple[float, float]]] = []
-        rescoring = None if self._matrix.exact else stored
+        rescoring = None if self.exact else stored
         searched = self._matrix.search_groups(query, k if rescoring is None else k * RESCORE_FACTOR)
         for group, (rows, top, stats) in searched.items():
             if rescoring is not None and top:

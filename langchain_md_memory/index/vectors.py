@@ -151,9 +151,8 @@ class VectorMatrix:
             for rowid, blob in rows:
                 vector = from_blob(blob)
                 if self._data is None:
-                    self._data = self._allocate(max(expected, 1), vector.shape[0])
-                    self._scale = np.empty(max(expected, 1), dtype=np.float32)
-                    self._ids = np.empty(max(expected, 1), dtype=np.int64)
+                    self._data = self._allocate(0, vector.shape[0])
+                    self._reserve(expected)
                 elif vector.shape[0] != self._data.shape[1]:
                     raise MemoryIndexError("stored vectors have mixed dimensions; run a forced sync")
                 pending.append(vector)
