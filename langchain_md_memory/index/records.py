@@ -74,10 +74,15 @@ class RecordCache:
         out.update(found)
         return out
 
-    def rowids(self, generation: int, ids: Sequence[str]) -> dict[str, int]:
-        """The rowids of the kept records among chunk ``ids`` (those not kept are left out)."""
+    def rowids(self, generation: int, ids: Sequence[str]) -> dict[int, str]:
+        """``{rowid: chunk id}`` of chunk ``ids`` in rowid order (chunks gone left out), reading the
+        rowids of those not kept (a search's candidates were just read, and are)."""
         self._follow(generation)
-        return {chunk_id: rowid for chunk_id in ids if (rowid := self._rowids.get(chunk_id)) is not None}
+        known = {chunk_id: rowid for chunk_id in ids if (rowid := self._rowids.get(chunk_id)) is not None}
+        if missing := [chunk_id for chunk_id in ids if chunk_id not in known]:
+            sql = f"SELECT id, rowid FROM chunks WHERE id IN ({','.join('?' * len(missing))})"
+            known.update((str(chunk_id), int(rowid)) for chunk_id, rowid in self._db.query(sql, missing))
+        return dict(sorted((rowid, chunk_id) for chunk_id, rowid in known.items()))
 
     def after_write(self, before: int, removed: Sequence[int], added: Iterable[tuple[int, ChunkRecord]]
                     ) -> None:

@@ -266,11 +266,7 @@ class MemoryIndex:
             return {}
         with self._db.read_snapshot():
             self._postings.follow(self._generation())
-            known = self._records.rowids(self._generation(), ids)  # a search's candidates: just read
-            if missing := [chunk_id for chunk_id in ids if chunk_id not in known]:
-                sql = f"SELECT id, rowid FROM chunks WHERE id IN ({','.join('?' * len(missing))})"
-                known.update((str(chunk_id), int(rowid)) for chunk_id, rowid in self._db.query(sql, missing))
-            by_rowid = dict(sorted((rowid, chunk_id) for chunk_id, rowid in known.items()))
+            by_rowid = self._records.rowids(self._generation(), ids)
             scores = self._postings.scores_of(terms, np.fromiter(by_rowid, np.int64, len(by_rowid)))
         return {chunk_id: float(s) for chunk_id, s in zip(by_rowid.values(), scores, strict=True) if s > 0}
 
