@@ -108,24 +108,11 @@ def only_duplicates(similarity: Similarity, threshold: float) -> Similarity:
 def _similar_to(pool: Sequence[MemorySearchResult], similarity: Similarity | None,
                 threshold: float) -> Callable[[int, Sequence[int]], list[float]]:
     """``(j, others) -> [sim(i, j) for i in others]``, ``sim`` being ``similarity`` (default: Jaccard
-    of the texts' token sets) as :func:`only_duplicates` rescales it; Jaccard without a call a pair."""
-    if similarity is not None:
-        sim = only_duplicates(similarity, threshold)
-        return lambda j, others: [sim(i, j) for i in others]
-    sets = [token_set(hit.text) for hit in pool]
-    sizes = [len(tokens) for tokens in sets]
-
-    def similar(j: int, others: Sequence[int]) -> list[float]:
-        tokens, size = sets[j], sizes[j]
-        values = []
-        for i in others:  # jaccard(sets[i], sets[j]), then only_duplicates' rescaling
-            shared = len(sets[i] & tokens)
-            union = sizes[i] + size - shared
-            value = shared / union if union else 0.0
-            values.append(value if threshold <= 0.0 else max(0.0, (value - threshold) / (1.0 - threshold)))
-        return values
-
-    return similar
+    of the texts' token sets) as :func:`only_duplicates` rescales it."""
+    sim = only_duplicates(
+        similarity if similarity is not None else jaccard_similarity_fn([hit.text for hit in pool]), threshold
+    )
+    return lambda j, others: [sim(i, j) for i in others]
 
 
 def mmr_rerank(
