@@ -200,6 +200,8 @@ def _safe(value: str) -> str:
 @functools.lru_cache(maxsize=4096)  # read from every hit of every search: its text, once
 def parse_provenance(text: str) -> tuple[str, ...]:
     """Every ``src:`` comment body in ``text``, in order, without repeats."""
+    if "<!--" not in text:  # most text: a search asks this of every candidate, some twice
+        return ()
     return tuple(dict.fromkeys(m[1] for m in _SRC_RE.finditer(text) if m[1]))
 
 
