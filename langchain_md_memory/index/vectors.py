@@ -305,12 +305,8 @@ class VectorMatrix:
         if (self._data is None or q.shape[0] != self._data.shape[1] or norm == 0.0
                 or not np.isfinite(norm)):
             return [None] * len(ranges)
-        out: list[tuple[float, float] | None] = []
-        for start, stop in ranges:
-            n = min(stop - start, sample)
-            scores = self._decode(start, start + n) @ (q / norm) if n >= MIN_BACKGROUND else None
-            out.append(None if scores is None else (float(scores.mean()), float(scores.std())))
-        return out
+        return [_spread(self._decode(start, start + min(stop - start, sample)) @ (q / norm))
+                for start, stop in ranges]
 
     def top_k(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest rows as ``(rowid, cosine clipped to [0, 1])``, best first, ties by rowid.
@@ -355,14 +351,17 @@ class VectorMatrix:
 def _top(scores: np.ndarray, ids: np.ndarray, k: int, sample: int
          ) -> tuple[list[tuple[int, float]], tuple[float, float] | None]:
     """The ``k`` best of ``scores`` as ``(rowid, score)`` (ties by rowid), and the first ``sample``'s
-    mean and spread (``None`` below :data:`MIN_BACKGROUND`)."""
+    :func:`_spread`."""
     n = scores.shape[0]
     k = min(k, n)
     part = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
     order = part[np.lexsort((ids[part], -scores[part]))]
-    m = min(n, sample)
-    return (_pairs(ids[order], scores[order]),
-            (float(scores[:m].mean()), float(scores[:m].std())) if m >= MIN_BACKGROUND else None)
+    return _pairs(ids[order], scores[order]), _spread(scores[:sample])
+
+
+def _spread(scores: np.ndarray) -> tuple[float, float] | None:
+    """Mean and standard deviation of a background sample; ``None`` below :data:`MIN_BACKGROUND` scores."""
+    return (float(scores.mean()), float(scores.std())) if scores.shape[0] >= MIN_BACKGROUND else None
 
 
 def _unit_rows(vectors: Sequence[np.ndarray]) -> np.ndarray:
