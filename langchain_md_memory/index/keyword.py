@@ -22,6 +22,8 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 
+from .topk import at_or_above_kth
+
 __all__ = [
     "BM25_B", "BM25_K1", "MAX_QUERY_TERMS", "LastTermIdf", "Postings", "bm25_parts", "bm25_score",
     "bm25_top_k", "lucene_idf", "scaled_to_best",
@@ -105,8 +107,7 @@ def bm25_top_k(postings: Sequence[Postings], idf: Sequence[float], avg_len: floa
             ids, inverse = np.unique(every, return_inverse=True)
             scores = np.bincount(inverse, weights=weights, minlength=len(ids))
     if len(ids) > limit:  # the candidates at or above the k-th score, ties included, then exact order
-        kth = np.partition(scores, len(ids) - limit)[len(ids) - limit]
-        keep = np.flatnonzero(scores >= kth)
+        keep = at_or_above_kth(scores, limit)
         ids, scores = ids[keep], scores[keep]
     order = np.lexsort((ids, -scores))[:limit]
     return [(float(scores[i]), int(ids[i])) for i in order]

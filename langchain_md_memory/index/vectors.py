@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 
 from ..errors import MemoryIndexError
+from .topk import at_or_above_kth
 
 __all__ = ["BACKGROUND_SAMPLE", "MIN_BACKGROUND", "RESCORE_FACTOR", "VectorDtype", "VectorMatrix",
            "from_blob", "rescore", "to_blob"]
@@ -352,10 +353,8 @@ def _top(scores: np.ndarray, ids: np.ndarray, k: int, sample: int
          ) -> tuple[list[tuple[int, float]], tuple[float, float] | None]:
     """The ``k`` best of ``scores`` as ``(rowid, score)`` (ties by rowid), and the first ``sample``'s
     :func:`_spread`."""
-    n = scores.shape[0]
-    k = min(k, n)
-    part = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
-    order = part[np.lexsort((ids[part], -scores[part]))]
+    part = at_or_above_kth(scores, k)
+    order = part[np.lexsort((ids[part], -scores[part]))][:k]
     return _pairs(ids[order], scores[order]), _spread(scores[:sample])
 
 

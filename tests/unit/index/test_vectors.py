@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from langchain_md_memory.errors import MemoryIndexError
-from langchain_md_memory.index.vectors import RESCORE_FACTOR, VectorMatrix, from_blob, rescore, to_blob
+from langchain_md_memory.index.vectors import (
+    BACKGROUND_SAMPLE,
+    RESCORE_FACTOR,
+    VectorMatrix,
+    from_blob,
+    rescore,
+    to_blob,
+)
 
 DIM = 8
 
@@ -310,3 +317,25 @@ def test_a_group_left_empty_is_dropped_and_an_earlier_one_grows_without_losing_r
     matrix.remove([4, 6, 7, 8])
     assert list(matrix.search_groups(eye[2], 1)) == [5]
     assert [r for r, _ in matrix.search_groups(eye[2] + 0.1 * eye[1], 3)[5][1]] == [3, 2, 1]
+
+
+@pytest.mark.parametrize("sample_rows", ["random", "best", "worst"])
+def test_top_k_of_a_large_matrix_matches_brute_force_whatever_its_first_rows_hold(sample_rows: str) -> None:
+    # Past 4 × BACKGROUND_SAMPLE rows only the rows reaching the first rows' k-th best are ranked:
+    # a few (random), exactly the k best (best first) or nearly all (worst first), the same answer.
+    rng = np.random.default_rng(11)
+    n = 4 * BACKGROUND_SAMPLE + 3_000
+    block = rng.normal(size=(n, DIM))
+    query = rng.normal(size=DIM)
+    cosines = (block / np.linalg.norm(block, axis=1, keepdims=True)) @ (query / np.linalg.norm(query))
+    if sample_rows != "random":  # the rows nearest the query first, or last
+        block = block[np.argsort(-cosines if sample_rows == "best" else cosines, kind="stable")]
+    rowids = list(range(1, n + 1))
+    matrix = VectorMatrix()
+    matrix.add(rowids, list(block))
+    unit = block / np.linalg.norm(block, axis=1, keepdims=True)
+    for q in (query, rng.normal(size=DIM), -query):
+        scores = unit @ (q / np.linalg.norm(q))
+        best = np.lexsort((np.arange(n), -scores))[:24]
+        want = [(rowids[i], min(max(float(scores[i]), 0.0), 1.0)) for i in best]
+        assert_same_ranking(matrix.top_k(q, 24), want)
