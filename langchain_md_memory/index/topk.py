@@ -29,15 +29,15 @@ def at_or_above_kth(scores: np.ndarray, k: int, sample: int = FLOOR_SAMPLE) -> n
     n = scores.shape[0]
     if k >= n:
         return np.arange(n)
-    rows = np.arange(n)
+    rows = None  # the positions of the scores reaching a floor, when there is one
     if n >= 4 * sample >= 16 * k:
         floor = np.partition(scores[:sample], sample - k)[sample - k]
         reaching = np.flatnonzero(scores >= floor)
         if reaching.shape[0] >= k:
             rows = reaching
-    held = scores[rows]
+    held = scores if rows is None else scores[rows]
     kth = np.partition(held, held.shape[0] - k)[held.shape[0] - k]
     if np.isnan(kth):
         return np.sort(np.argpartition(scores, n - k)[n - k :])
-    kept: np.ndarray = rows[held >= kth]
+    kept: np.ndarray = np.flatnonzero(held >= kth) if rows is None else rows[held >= kth]
     return kept

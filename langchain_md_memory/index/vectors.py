@@ -62,7 +62,7 @@ class VectorMatrix:
     geometrically, so adding a file's chunks costs O(rows added): a later run makes room by moving
     as many of its first rows past its end. A removed row is filled by the last of its group, and
     each later run moves its last row into the gap before it: live rows stay contiguous, and a
-    search is one matrix-vector product, then ``argpartition`` over each group's slice. Sync
+    search is one matrix-vector product, then the top k of each group's slice (:mod:`.topk`). Sync
     mutates the matrix while searches run on other threads, hence its own lock.
     """
 
