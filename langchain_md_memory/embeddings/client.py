@@ -194,6 +194,18 @@ class EmbeddingClient:
         rows = self._call(lambda: [self.embeddings.embed_query(fitted)], 1, "embed_query")
         return rows.reshape(-1)
 
+    def start_query(self, text: str) -> Callable[[], Vectors]:
+        """:meth:`embed_query` begun now on a worker thread (an in-process model's too): the caller works
+        on meanwhile, and the function returned waits for the vector (timeout and retries as for any
+        call; its errors are :meth:`embed_query`'s)."""
+        fitted = self.fit_query(text)
+
+        def one() -> list[list[float]]:
+            return [self.embeddings.embed_query(fitted)]
+
+        first = _executor.submit(one)
+        return lambda: self._call(one, 1, "embed_query", first=first).reshape(-1)
+
     async def aembed_query(self, text: str) -> Vectors:
         """Async twin of :meth:`embed_query` (runs the sync path on a thread)."""
         return await asyncio.to_thread(self.embed_query, text)
@@ -210,11 +222,13 @@ class EmbeddingClient:
         if batch:
             yield batch
 
-    def _call(self, fn: Callable[[], Any], n: int, what: str) -> Vectors:
+    def _call(self, fn: Callable[[], Any], n: int, what: str,
+              first: concurrent.futures.Future[Any] | None = None) -> Vectors:
+        """``fn``'s validated answer, retried; ``first``: its first attempt, already started."""
         attempts = self.retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                return self._validate(self._with_timeout(fn, what), n)
+                return self._validate(self._with_timeout(fn, what, first if attempt == 1 else None), n)
             except Exception as exc:
                 if _is_permanent(exc) or attempt == attempts:
                     if isinstance(exc, EmbeddingError):
@@ -237,12 +251,13 @@ class EmbeddingClient:
                     time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _with_timeout(self, fn: Callable[[], _T], what: str) -> _T:
-        if self.in_process:
+    def _with_timeout(self, fn: Callable[[], _T], what: str,
+                      started: concurrent.futures.Future[_T] | None = None) -> _T:
+        if started is None and self.in_process:
             return fn()
-        future = _executor.submit(fn)
+        future = started if started is not None else _executor.submit(fn)
         try:
-            return future.result(timeout=self.timeout_s)
+            return future.result(timeout=None if self.in_process else self.timeout_s)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise EmbeddingError(f"{self.provider} {what} timed out after {self.timeout_s:g}s") from None

@@ -6,8 +6,8 @@ of the :class:`~langchain_md_memory.search.pipeline.Recall` returned here.
 Example:
     .. code-block:: python
 
-        vector, degraded = query_vector(embedder, "retirement age", None)
-        recall = retrieve(index, "retirement age", 24, config, vector, degraded)
+        vector = started_query_vector(embedder, "retirement age", None)  # embedding begun
+        recall = retrieve(index, "retirement age", 24, config, vector)
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,8 +32,8 @@ from .pipeline import Recall
 from .relevance import CROSSED_WEIGHT
 
 __all__ = [
-    "CandidateSource", "Crossing", "QueryEmbedder", "bounded_keywords", "crossing", "keyword_completed",
-    "query_vector", "retrieve",
+    "CandidateSource", "Crossing", "QueryEmbedder", "QueryVector", "bounded_keywords", "crossing",
+    "keyword_completed", "query_vector", "retrieve", "started_query_vector",
 ]
 
 _PER_WORD = 16
@@ -97,16 +98,30 @@ class CandidateSource(Protocol):
         ...
 
 
+QueryVector = Callable[[], tuple[Any, str | None]]
+"""What :func:`started_query_vector` returns: waits for the query's embedding, ``(vector, why none)``."""
+
+
 def query_vector(embedder: QueryEmbedder | None, query: str,
                  embedding_error: str | None) -> tuple[Any, str | None]:
     """The query's embedding, or ``None`` and why the search runs on keywords only.
 
     Never raises: an outage or a timeout leaves the keyword path to answer alone.
     """
+    return started_query_vector(embedder, query, embedding_error)()
+
+
+def started_query_vector(embedder: QueryEmbedder | None, query: str,
+                         embedding_error: str | None) -> QueryVector:
+    """:func:`query_vector`, its embedding begun now on a worker thread when the embedder can
+    (``start_query``): keyword recall reads the index meanwhile. The function returned waits for
+    it (the first call; later ones give the same answer) and never raises.
+    """
     if embedder is None or not query.strip():
-        return None, None
+        return lambda: (None, None)
     if embedding_error is not None:
-        return None, f"embeddings unavailable ({embedding_error}); keyword results only"
+        degraded = f"embeddings unavailable ({embedding_error}); keyword results only"
+        return lambda: (None, degraded)
     # The model reads only its window: the rest would cost minutes of encoding and change nothing.
     fit = getattr(embedder, "fit_query", None)  # an embedder of the QueryEmbedder protocol before issue 39
     fitted = fit(query) if callable(fit) else query
@@ -115,12 +130,27 @@ def query_vector(embedder: QueryEmbedder | None, query: str,
         note = (f"long query: the embedding model read its first {len(fitted)} of {len(query)} characters "
                 "(its input window)")
         logger.info("%s", note)
+    start = getattr(embedder, "start_query", None)
     try:
-        return embedder.embed_query(fitted), note
-    except Exception as exc:  # outage, timeout: answer from keywords
-        reason = scrub(f"{type(exc).__name__}: {exc}")
-        logger.warning("query embedding failed, answering from keywords: %s", reason)
-        return None, f"vector search failed ({reason}); keyword results only"
+        wait = start(fitted) if callable(start) else functools.partial(embedder.embed_query, fitted)
+    except Exception as exc:  # could not even start: answer from keywords
+        failed = _failed(exc)
+        return lambda: failed
+
+    @functools.cache
+    def answer() -> tuple[Any, str | None]:
+        try:
+            return wait(), note
+        except Exception as exc:  # outage, timeout: answer from keywords
+            return _failed(exc)
+
+    return answer
+
+
+def _failed(exc: Exception) -> tuple[None, str]:
+    reason = scrub(f"{type(exc).__name__}: {exc}")
+    logger.warning("query embedding failed, answering from keywords: %s", reason)
+    return None, f"vector search failed ({reason}); keyword results only"
 
 
 @functools.lru_cache(maxsize=65536)
@@ -262,25 +292,28 @@ def keyword_completed(index: CandidateSource, query: str, keyword: list[tuple[Ch
     return [(record, min(1.0, raw[record.id] / best)) for record in missing if record.id in raw]
 
 
-def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig, vector: Any,
-             degraded: str | None) -> Recall:
+def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig, vector: QueryVector
+             ) -> Recall:
     """Up to ``pool`` candidates from each path, and stored vectors when MMR compares by cosine.
 
-    Read in one snapshot of the index: both paths see one state of it, and the reads share one
-    transaction (SQLite: each read's own snapshot cost ~0.3 ms a search at 100k chunks).
+    ``vector`` gives the query's embedding (see :func:`started_query_vector`): asked for after keyword
+    recall, which runs while it is computed. Read in one snapshot of the index: both paths see one
+    state of it, and the reads share one transaction (SQLite: each read's own snapshot cost ~0.3 ms a
+    search at 100k chunks).
     """
     with index.snapshot():
-        return _recall(index, query, pool, config, vector, degraded)
+        return _recall(index, query, pool, config, vector)
 
 
-def _recall(index: CandidateSource, query: str, pool: int, config: MemoryConfig, vector: Any,
-            degraded: str | None) -> Recall:
+def _recall(index: CandidateSource, query: str, pool: int, config: MemoryConfig, pending: QueryVector
+            ) -> Recall:
     query, bounded = bounded_keywords(index, query)
-    degraded = "; ".join(filter(None, [degraded, bounded])) or None
     terms = query_terms(query)
     crossed = crossing(index, query, terms) if config.cross_language else Crossing()
     # One keyword read for the question and its translation (see MemoryIndex.keyword_searches).
     keyword, *translated = index.keyword_searches([query, crossed.query] if crossed.query else [query], pool)
+    vector, embedded = pending()
+    degraded = "; ".join(filter(None, [embedded, bounded])) or None
     found: list[tuple[ChunkRecord, float]] = []
     if vector is not None:
         try:

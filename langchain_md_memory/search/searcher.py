@@ -42,7 +42,7 @@ from .expiry import drop_expired
 from .history import answer_as_of, asked_period
 from .pipeline import RankedResults, Recall, rank
 from .restated import restated_below_successors, successor_paths
-from .retrieve import query_vector, retrieve
+from .retrieve import QueryVector, query_vector, retrieve, started_query_vector
 
 __all__ = ["Searcher", "Source", "combined", "prefixed"]
 
@@ -82,8 +82,8 @@ class Searcher:
         today = dt.date.today()
         period, day, strict = asked_period(query, as_of, today)
         self.ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
-        vector, degraded = self.query_vector(query)
-        recall = self.recall(query, config.candidate_multiplier * k, config, vector, degraded)
+        pending = self.start_query_vector(query)  # computed while keyword recall reads the index
+        recall = self.recall(query, config.candidate_multiplier * k, config, pending)
         live = drop_expired(recall, today)
         expired = len(recall.vector) + len(recall.keyword) - len(live.vector) - len(live.keyword)
         ids = [r.id for r, _ in live.vector] + [r.id for r, _ in live.keyword]
@@ -97,8 +97,8 @@ class Searcher:
         funnel = {**ranked.funnel, "expired": expired, "restated": restated}
         ranked = RankedResults(self._scoped(hits), funnel, ranked.degraded)
         if day is not None:
-            ranked = answer_as_of(ranked, self.store, self.indexer.index, self.embedder, query, vector, day,
-                                  k, strict)
+            ranked = answer_as_of(ranked, self.store, self.indexer.index, self.embedder, query, pending()[0],
+                                  day, k, strict)
         if self.sync_error is not None:
             lag = f"the index could not be updated ({self.sync_error}); recent changes may be missing"
             note = "; ".join(filter(None, [ranked.degraded, lag]))
@@ -112,6 +112,10 @@ class Searcher:
         """The query's embedding, or ``None`` with why (no embedder, or it failed)."""
         return query_vector(self.embedder, query, self.indexer.embedding_error)
 
+    def start_query_vector(self, query: str) -> QueryVector:
+        """:meth:`query_vector` begun on a worker thread; the function returned waits for it."""
+        return started_query_vector(self.embedder, query, self.indexer.embedding_error)
+
     def similarity(self, query: str, texts: Sequence[str]) -> list[float] | None:
         """Cosine similarity of ``query`` to each text (vectors cached in the index); ``None``: no vectors."""
         vector, _ = self.query_vector(query)
@@ -119,23 +123,23 @@ class Searcher:
             return None
         return cosines(self.indexer.index, self.embedder, index_identity(self.embedder), vector, texts)
 
-    def recall(self, query: str, pool: int, config: MemoryConfig, vector: Any,
-               degraded: str | None) -> Recall:
-        """Both candidate pools of this memory and its sources, for one ranking over all of them."""
-        recall = self._own_recall(query, pool, config, vector, degraded)
+    def recall(self, query: str, pool: int, config: MemoryConfig, vector: QueryVector) -> Recall:
+        """Both candidate pools of this memory and its sources, for one ranking over all of them.
+
+        ``vector`` waits for the query's embedding (:meth:`start_query_vector`)."""
+        recall = self._own_recall(query, pool, config, vector)
         for source in self.sources:
             other = source.searcher
             other.ensure_synced()
-            theirs = (vector, degraded) if other.embedder is self.embedder else other.query_vector(query)
-            recall = combined(recall, prefixed(other.recall(query, pool, config, *theirs), source.prefix))
+            theirs = vector if other.embedder is self.embedder else other.start_query_vector(query)
+            recall = combined(recall, prefixed(other.recall(query, pool, config, theirs), source.prefix))
         return recall
 
-    def _own_recall(self, query: str, pool: int, config: MemoryConfig, vector: Any,
-                    degraded: str | None) -> Recall:
+    def _own_recall(self, query: str, pool: int, config: MemoryConfig, vector: QueryVector) -> Recall:
         """An index that fails mid-use is recovered and asked again."""
         used = self.indexer.index
         try:
-            return retrieve(used, query, pool, config, vector, degraded)
+            return retrieve(used, query, pool, config, vector)
         except MemoryIndexError as error:
             with self.indexer.handle.lock:  # a rebuild in progress holds it until the new index is in
                 swapped = self.indexer.index is not used
@@ -143,7 +147,7 @@ class Searcher:
                 if not isinstance(error, IndexBusyError | IndexDamagedError):
                     raise
                 self.indexer.recover(error, used)
-            return retrieve(self.indexer.index, query, pool, config, vector, degraded)
+            return retrieve(self.indexer.index, query, pool, config, vector)
 
     def ensure_synced(self) -> None:
         """Sync when the Markdown changed; a failure leaves the index as it is and says so."""

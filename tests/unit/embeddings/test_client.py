@@ -234,6 +234,53 @@ def test_call_past_the_timeout_raises_embedding_error() -> None:
         release.set()  # let the abandoned worker finish
 
 
+# --- a query started ahead: the caller works on meanwhile ------------------------------------------
+
+
+@pytest.mark.parametrize("in_process", [False, True], ids=["remote", "in-process"])
+def test_a_started_query_runs_on_a_worker_while_the_caller_goes_on(in_process: bool) -> None:
+    caller_went_on = threading.Event()
+    ran_on: list[str] = []
+
+    class Waiting(RecordingEmbeddings):
+        def embed_query(self, text: str) -> list[float]:
+            ran_on.append(threading.current_thread().name)
+            assert caller_went_on.wait(5), "the caller waited for the embedding before going on"
+            return super().embed_query(text)
+
+    client = client_for(Waiting(), in_process=in_process)
+    wait = client.start_query("risk budget")
+    caller_went_on.set()  # only reached because start_query did not wait
+    vector = wait()
+    assert ran_on and ran_on[0] != threading.current_thread().name
+    np.testing.assert_array_equal(vector, client_for(RecordingEmbeddings()).embed_query("risk budget"))
+
+
+def test_a_started_query_is_fitted_retried_and_validated_like_any() -> None:
+    emb = ScriptedEmbeddings(ConnectionError("reset"), good)
+    wait = client_for(emb, retries=1, max_query_chars=4).start_query("abcdefgh")
+    assert wait().shape == (3,) and emb.calls == 2
+    np.testing.assert_allclose(wait(), client_for(RecordingEmbeddings()).embed_query("abcd"))
+    bad = ScriptedEmbeddings(lambda texts: [[0.0, 0.0, 0.0]])
+    with pytest.raises(EmbeddingError, match="zero vector"):
+        client_for(bad).start_query("a")()
+
+
+def test_a_started_remote_query_past_the_timeout_raises() -> None:
+    release = threading.Event()
+
+    class Hanging(RecordingEmbeddings):
+        def embed_query(self, text: str) -> list[float]:
+            release.wait(30)
+            return super().embed_query(text)
+
+    try:
+        with pytest.raises(EmbeddingError, match=r"timed out after 0\.2s"):
+            client_for(Hanging(), timeout_s=0.2, retries=0).start_query("a")()
+    finally:
+        release.set()
+
+
 # --- validation: nothing partial or poisoned comes back ---------------------------------------------
 
 
