@@ -6,7 +6,9 @@ SQLite at 100k chunks, ~0.6 ms a search for its ~50 candidates, most of them new
 memory of up to :data:`RESIDENT_RECORDS` chunks and :data:`~.postings.RESIDENT_INSTANCES` indexed
 words (what bounds the text held) reads them all in one pass instead (~0.5 s and ~46 MB at 100k short
 chunks), after :data:`READS_BEFORE_RESIDENT` reads in one index generation, as keyword postings are
-(:mod:`.postings`); a one-off search never pays for it. This process's own writes are
+(:mod:`.postings`); a one-off search never pays for it. Their token sets are worked out then too
+(:func:`~langchain_md_memory.text.keep_token_sets`, ~0.9 s and ~25 MB more at 100k): ranking reads
+one of every candidate, and tokenizing ~50 texts a search cost it ~0.5-1 ms. This process's own writes are
 folded in (:meth:`RecordCache.after_write`); a write by another process changes the generation
 without telling this one: everything is read again.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from ..text import forget_token_sets, keep_token_sets
 from ..types import ChunkRecord
 from .connection import IndexConnection
 from .postings import RESIDENT_INSTANCES
@@ -95,11 +98,18 @@ class RecordCache:
             if record is not None:
                 self._rowids.pop(record.id, None)
         if self._resident:
+            added = list(added)
             self._keep(added)
+            keep_token_sets(record.text for _, record in added)
         self._generation = before + 1
 
     def clear(self) -> None:
         """Forget everything kept (a write folded in was rolled back)."""
+        self._follow(-1)
+
+    def close(self) -> None:
+        """Forget everything kept, the token sets of the records too (the index closes)."""
+        forget_token_sets(record.text for record in self._records.values())
         self._follow(-1)
 
     def _read_all(self) -> bool:
@@ -112,6 +122,7 @@ class RecordCache:
             shared: dict[str, str] = {}
             rows = self._db.stream(f"SELECT {CHUNK_COLUMNS} FROM chunks c")
             self._keep((int(r[0]), chunk_record(r, shared)) for r in rows)
+            keep_token_sets(record.text for record in self._records.values())
         return self._resident
 
     def _keep(self, records: Iterable[tuple[int, ChunkRecord]]) -> None:

@@ -85,6 +85,8 @@ class MemoryIndex:
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
+        with self._db.lock:  # the records are read and kept under it
+            self._records.close()
         self._db.close()
 
     def finish_for_swap(self) -> None:

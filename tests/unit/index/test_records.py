@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import langchain_md_memory.index.records as records_module
+import langchain_md_memory.text.tokens as tokens_module
 from langchain_md_memory.index.sqlite import ChunkRow, FileState, MemoryIndex
-from langchain_md_memory.text import index_terms
+from langchain_md_memory.text import index_terms, token_set
 from langchain_md_memory.types import ChunkRecord
 
 
@@ -126,3 +127,23 @@ def test_records_are_held_after_enough_reads_and_not_for_a_large_memory(
             assert idx._records._resident is held
     finally:
         idx.close()
+
+
+def test_held_records_keep_their_token_sets_until_the_index_closes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(records_module, "READS_BEFORE_RESIDENT", 0)
+    idx = MemoryIndex.open(tmp_path / "index.sqlite")
+    texts = [f"Kept note {i}: bonds laddered, 退休目标 {i}" for i in range(20)]
+    try:
+        _write(idx, "a.md", texts)
+        assert not set(texts) & set(tokens_module._KEPT)  # read row by row so far: nothing kept
+        _every_record(idx)  # every record read at once
+        assert idx._records._resident is True and set(texts) <= set(tokens_module._KEPT)
+        _write(idx, "b.md", ["Kept later: a rewritten plan"])  # this process's write, folded in
+        assert "Kept later: a rewritten plan" in tokens_module._KEPT
+        for text in [*texts, "Kept later: a rewritten plan"]:
+            token_set.cache_clear()
+            assert token_set(text) == tokens_module._token_set(text)
+    finally:
+        idx.close()
+    assert not set(texts) & set(tokens_module._KEPT)

@@ -83,6 +83,36 @@ def test_the_ascii_fast_path_gives_the_terms_of_the_general_path():
     same()
 
 
+def test_a_kept_token_set_is_the_one_tokenizing_gives(monkeypatch) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from langchain_md_memory.text import forget_token_sets, keep_token_sets
+    from langchain_md_memory.text import tokens as text
+
+    # Any text: words, CJK runs, compatibility characters NFKC expands (ﷺ holds spaces), whitespace.
+    alphabet = st.one_of(st.characters(), st.sampled_from(list(" \t\n\u3000ﷺ㈱ﬁ仓位退休éÅ")))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.text(alphabet=alphabet, max_size=60), max_size=5))
+    def same(samples: list[str]) -> None:
+        keep_token_sets(samples)
+        for sample in samples:
+            token_set.cache_clear()
+            assert token_set(sample) == text._token_set(sample)
+        forget_token_sets(samples)
+        assert not set(samples) & set(text._KEPT)
+
+    same()
+    monkeypatch.setattr(text, "_KEPT_MAX", 3)
+    keep_token_sets(["a b", "c d"])
+    keep_token_sets(["e", "f", "g h"])  # would hold five: those kept before are forgotten
+    assert set(text._KEPT) == {"e", "f", "g h"}
+    token_set.cache_clear()
+    assert token_set("c d") == {"c", "d"}  # forgotten, tokenized again
+    forget_token_sets(["e", "f", "g h"])
+
+
 def test_heading_level_reads_atx_headings_only() -> None:
     from langchain_md_memory.text import heading_level
 
