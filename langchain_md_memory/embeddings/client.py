@@ -195,9 +195,13 @@ class EmbeddingClient:
         return rows.reshape(-1)
 
     def start_query(self, text: str) -> Callable[[], Vectors]:
-        """:meth:`embed_query` begun now on a worker thread (an in-process model's too): the caller works
-        on meanwhile, and the function returned waits for the vector (timeout and retries as for any
-        call; its errors are :meth:`embed_query`'s)."""
+        """:meth:`embed_query` begun now on a worker thread: the caller works on meanwhile, and the
+        function returned waits for the vector (timeout and retries as for any call; its errors are
+        :meth:`embed_query`'s). An in-process model computes when waited for, on the caller's thread:
+        it holds the interpreter most of the time, so a thread hid nothing of it (the bundled model's
+        searches took as long either way)."""
+        if self.in_process:
+            return partial(self.embed_query, text)
         fitted = self.fit_query(text)
 
         def one() -> list[list[float]]:
@@ -257,7 +261,7 @@ class EmbeddingClient:
             return fn()
         future = started if started is not None else _executor.submit(fn)
         try:
-            return future.result(timeout=None if self.in_process else self.timeout_s)
+            return future.result(timeout=self.timeout_s)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise EmbeddingError(f"{self.provider} {what} timed out after {self.timeout_s:g}s") from None

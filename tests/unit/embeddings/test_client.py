@@ -237,8 +237,7 @@ def test_call_past_the_timeout_raises_embedding_error() -> None:
 # --- a query started ahead: the caller works on meanwhile ------------------------------------------
 
 
-@pytest.mark.parametrize("in_process", [False, True], ids=["remote", "in-process"])
-def test_a_started_query_runs_on_a_worker_while_the_caller_goes_on(in_process: bool) -> None:
+def test_a_started_query_runs_on_a_worker_while_the_caller_goes_on() -> None:
     caller_went_on = threading.Event()
     ran_on: list[str] = []
 
@@ -248,12 +247,21 @@ def test_a_started_query_runs_on_a_worker_while_the_caller_goes_on(in_process: b
             assert caller_went_on.wait(5), "the caller waited for the embedding before going on"
             return super().embed_query(text)
 
-    client = client_for(Waiting(), in_process=in_process)
+    client = client_for(Waiting())
     wait = client.start_query("risk budget")
     caller_went_on.set()  # only reached because start_query did not wait
     vector = wait()
     assert ran_on and ran_on[0] != threading.current_thread().name
     np.testing.assert_array_equal(vector, client_for(RecordingEmbeddings()).embed_query("risk budget"))
+
+
+def test_an_in_process_model_computes_a_started_query_when_waited_for_on_the_callers_thread() -> None:
+    emb = RecordingEmbeddings()
+    client = client_for(emb, in_process=True)
+    wait = client.start_query("risk budget")
+    assert emb.queries == []  # nothing computed yet
+    np.testing.assert_array_equal(wait(), client_for(RecordingEmbeddings()).embed_query("risk budget"))
+    assert emb.queries == ["risk budget"]
 
 
 def test_a_started_query_is_fitted_retried_and_validated_like_any() -> None:
