@@ -339,3 +339,16 @@ def test_top_k_of_a_large_matrix_matches_brute_force_whatever_its_first_rows_hol
         best = np.lexsort((np.arange(n), -scores))[:24]
         want = [(rowids[i], min(max(float(scores[i]), 0.0), 1.0)) for i in best]
         assert_same_ranking(matrix.top_k(q, 24), want)
+
+
+def test_the_background_spread_is_numpys_mean_and_std_to_the_last_bit() -> None:
+    from langchain_md_memory.index.vectors import _spread
+
+    rng = np.random.default_rng(36)
+    for n in [*range(8, 40), *rng.integers(40, 5000, size=300).tolist()]:
+        scores = (rng.normal(size=n) * rng.uniform(0.01, 1.0) + rng.uniform(-1, 1)).astype(np.float32)
+        for sample in (scores, scores[: max(8, n // 2)], scores[1::2] if n >= 16 else scores):
+            before = sample.copy()
+            assert _spread(sample) == (float(sample.mean()), float(sample.std()))
+            np.testing.assert_array_equal(sample, before)  # the scores are left as they were
+    assert _spread(np.ones(7, dtype=np.float32)) is None
