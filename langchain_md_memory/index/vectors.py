@@ -359,11 +359,8 @@ def _top(scores: np.ndarray, ids: np.ndarray, k: int, sample: int
 
 
 def _spread(scores: np.ndarray) -> tuple[float, float] | None:
-    """Mean and standard deviation of a background sample; ``None`` below :data:`MIN_BACKGROUND` scores.
-
-    The floats ``scores.mean()`` and ``scores.std()`` give, from the ufuncs they call, in their order:
-    a quarter of their cost, most of it their Python layers (a search measures each script group).
-    """
+    """Mean and standard deviation of a background sample (``None`` below :data:`MIN_BACKGROUND` scores):
+    the floats of ``scores.mean()`` and ``.std()`` from the ufuncs they call, without their Python layers."""
     n = scores.shape[0]
     if n < MIN_BACKGROUND:
         return None
