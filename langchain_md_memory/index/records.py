@@ -7,8 +7,8 @@ memory of up to :data:`RESIDENT_RECORDS` chunks and :data:`~.postings.RESIDENT_I
 words (what bounds the text held) reads them all in one pass instead (~0.5 s and ~46 MB at 100k short
 chunks), after :data:`READS_BEFORE_RESIDENT` reads in one index generation, as keyword postings are
 (:mod:`.postings`); a one-off search never pays for it. Their token sets are worked out then too
-(:func:`~langchain_md_memory.text.keep_token_sets`, ~0.9 s and ~25 MB more at 100k): ranking reads
-one of every candidate, and tokenizing ~50 texts a search cost it ~0.5-1 ms. This process's own writes are
+(:func:`~langchain_md_memory.text.keep_token_sets`, ~1.0 s and ~30 MB more at 100k): ranking reads
+the set of every candidate, and tokenizing ~50 texts a search cost it ~0.5-1 ms. This process's own writes are
 folded in (:meth:`RecordCache.after_write`); a write by another process changes the generation
 without telling this one: everything is read again.
 
