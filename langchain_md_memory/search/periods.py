@@ -9,6 +9,10 @@ reads the first full date a note's text gives (``8 May, 2023``, ``May 8, 2023``,
 ``2023-05-08``, ``2023年5月8日``): the day a line of a conversation or a log says it
 was written.
 
+A question's words are never an error: a phrase naming no real day ("March 0000", "2025-13") is no
+date, and a span running past the calendar's ends (before 1 January 1, after 31 December 9999) stops
+there.
+
 Example:
     .. code-block:: python
 
@@ -31,7 +35,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["REPORTED_WITHIN_DAYS", "Period", "named_period", "text_day"]
+__all__ = ["REPORTED_WITHIN_DAYS", "Period", "named_period", "shifted", "text_day"]
 
 REPORTED_WITHIN_DAYS = 7
 """A note dated up to this many days after a period still tells of it ("last night", "last Saturday")."""
@@ -76,12 +80,22 @@ class Period:
     def holds(self, day: dt.date, *, within: int = 0) -> bool:
         """True when ``day`` falls in the period, or at most ``within`` days after it."""
         if self.month is not None:
-            return any(d.month == self.month for d in (day, day - dt.timedelta(days=within)))
+            return any(d.month == self.month for d in (day, shifted(day, -within)))
         assert self.start is not None and self.end is not None
-        return self.start <= day <= self.end + dt.timedelta(days=within)
+        return self.start <= day <= shifted(self.end, within)
 
 
-def _month_span(year: int, month: int) -> Period:
+def shifted(day: dt.date, days: int) -> dt.date:
+    """``day`` moved by ``days``, stopping at the calendar's first or last day instead of overflowing."""
+    if days >= 0:
+        return day + dt.timedelta(days=days) if (dt.date.max - day).days >= days else dt.date.max
+    return day + dt.timedelta(days=days) if (day - dt.date.min).days >= -days else dt.date.min
+
+
+def _month_span(year: int, month: int) -> Period | None:
+    """The days of one month, or ``None`` when the year is not on the calendar (``March 0000``)."""
+    if not dt.MINYEAR <= year <= dt.MAXYEAR or not 1 <= month <= 12:
+        return None
     return Period(dt.date(year, month, 1), dt.date(year, month, calendar.monthrange(year, month)[1]))
 
 
@@ -92,7 +106,7 @@ def _cn_month(token: str) -> int:
 def _day(year: int, month: int, day: int) -> dt.date | None:
     try:
         return dt.date(year, month, day)
-    except ValueError:  # "31 February": not a date
+    except ValueError:  # "31 February", "1 March 0000": not a date
         return None
 
 
@@ -122,12 +136,12 @@ def _before(question: str, day: dt.date) -> Period:
     if match is None:
         return Period(day, day)
     span = _BEFORE_DAYS[" ".join(match[1].lower().split())]
-    return Period(day - dt.timedelta(days=span), day)
+    return Period(shifted(day, -span), day)
 
 
-def _relative(word: str, unit: str, today: dt.date) -> Period:
+def _relative(word: str, unit: str, today: dt.date) -> Period | None:
     if unit == "day":
-        return Period(today - dt.timedelta(days=1), today - dt.timedelta(days=1))
+        return Period(shifted(today, -1), shifted(today, -1))
     back = word in ("last", "past")
     if unit == "year":
         return Period(dt.date(today.year - back, 1, 1), dt.date(today.year - back, 12, 31))
@@ -140,7 +154,7 @@ def _relative(word: str, unit: str, today: dt.date) -> Period:
     return Period(monday, monday + dt.timedelta(days=6))
 
 
-def _cn_relative(word: str, today: dt.date) -> Period:
+def _cn_relative(word: str, today: dt.date) -> Period | None:
     if word == "昨天":
         return _relative("last", "day", today)
     if word in ("去年", "前年", "今年"):
@@ -151,18 +165,24 @@ def _cn_relative(word: str, today: dt.date) -> Period:
     return _relative("last" if word.startswith("上") else "this", "week", today)
 
 
+_MONTH_SPANS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[int, int]]], ...] = (
+    (_MONTH_YEAR, lambda m: (int(m[2]), _MONTHS[m[1].lower()])),
+    (_ISO_MONTH, lambda m: (int(m[1]), int(m[2]))),
+    (_CN_MONTH_YEAR, lambda m: (int(m[1]), _cn_month(m[2]))),
+)
+"""Each way a month of a year is written, and how to read (year, month) from its match."""
+
+
 def named_period(question: str, today: dt.date) -> Period | None:
     """The period ``question`` names, or ``None``; the most precise phrase wins (a day over a month)."""
     for pattern, read in _FULL_DATES:  # the first phrase that names a real day
         for written in pattern.finditer(question):
             if found := _day(*read(written)):
                 return _before(question, found)
-    if match := _MONTH_YEAR.search(question):
-        return _month_span(int(match[2]), _MONTHS[match[1].lower()])
-    if (match := _ISO_MONTH.search(question)) and 1 <= int(match[2]) <= 12:
-        return _month_span(int(match[1]), int(match[2]))
-    if match := _CN_MONTH_YEAR.search(question):
-        return _month_span(int(match[1]), _cn_month(match[2]))
+    for pattern, read_month in _MONTH_SPANS:  # ... else the first that names a real month
+        for written in pattern.finditer(question):
+            if span := _month_span(*read_month(written)):
+                return span
     if match := _CN_RELATIVE_MONTH.search(question):
         year = today.year - {"去年": 1, "前年": 2, "今年": 0}[match[1]]
         return _month_span(year, _cn_month(match[2]))

@@ -5,8 +5,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from langchain_md_memory.search.periods import REPORTED_WITHIN_DAYS, Period, named_period, text_day
+from langchain_md_memory.search.periods import REPORTED_WITHIN_DAYS, Period, named_period, shifted, text_day
 
 TODAY = dt.date(2026, 12, 5)
 
@@ -66,3 +68,43 @@ def test_a_note_dated_days_after_a_period_still_tells_of_it() -> None:
 ])
 def test_a_note_is_dated_by_the_first_full_date_it_gives(text: str, day: dt.date | None) -> None:
     assert text_day(text) == day
+
+
+@pytest.mark.parametrize("question", [
+    "What did I spend in March 0000?", "rent 0000-05", "0000年3月的账单", "on 0000-03-04",
+])
+def test_a_month_or_day_the_calendar_lacks_names_no_period(question: str) -> None:
+    assert named_period(question, TODAY) is None
+
+
+def test_the_first_real_month_wins_over_an_impossible_one_before_it() -> None:
+    assert named_period("March 0000, or was it March 2025?", TODAY) == Period(dt.date(2025, 3, 1),
+                                                                             dt.date(2025, 3, 31))
+
+
+def test_a_span_past_the_calendars_ends_stops_there() -> None:
+    assert named_period("the week before 2 January 0001", TODAY) == Period(dt.date.min, dt.date(1, 1, 2))
+    december = named_period("dentist in December 9999", TODAY)
+    assert december is not None and december.holds(dt.date(9999, 12, 31), within=REPORTED_WITHIN_DAYS)
+    assert Period(month=1).holds(dt.date.min, within=REPORTED_WITHIN_DAYS)
+    assert shifted(dt.date.max, 1) == dt.date.max and shifted(dt.date.min, -7) == dt.date.min
+    assert shifted(dt.date(2026, 12, 31), 1) == dt.date(2027, 1, 1)
+
+
+_years = st.sampled_from(["0000", "0001", "9999", "2025", "10000"])
+_months = st.sampled_from(["January", "March", "December", "Sept", "00", "01", "12", "13", "三", "十二"])
+_phrases = st.sampled_from([
+    "in {m} {y}", "{y}-{m}", "{y}-{m}-{d}", "{d} {m} {y}", "{m} {d}, {y}", "{y}年{m}月{d}日", "{y}年{m}月",
+    "the week before {d} {m} {y}", "the month before {m} {d}, {y}", "in {m}", "去年{m}月",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_phrases, _years, _months, st.sampled_from(["1", "01", "2", "31", "00", "32"]),
+       st.sampled_from([dt.date.min, TODAY, dt.date.max]))
+def test_no_date_phrase_raises_and_every_period_answers_holds(phrase: str, year: str, month: str, day: str,
+                                                              note: dt.date) -> None:
+    period = named_period("what happened " + phrase.format(y=year, m=month, d=day), TODAY)
+    if period is not None:
+        period.holds(note, within=REPORTED_WITHIN_DAYS)
+    text_day(phrase.format(y=year, m=month, d=day))
