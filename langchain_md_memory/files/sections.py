@@ -3,7 +3,8 @@
 A superseded or expired fact moves to the file's ``## History`` section, struck through with its day
 (``- ~~Retire at 65~~ (superseded 2026-12-03)``), so a person still reads what was believed and when it
 changed; search never indexes those lines. New facts go above that section, or into the section of
-their subject. Line grammar (what a fact is, its provenance and expiry) is :mod:`.facts`.
+their subject. :func:`past_facts` reads each struck line back with the days it held. Line grammar (what a
+fact is, its provenance and expiry) is :mod:`.facts`.
 
 Example:
     .. code-block:: python
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from .facts import (
     _EXPIRES_RE,
@@ -34,12 +36,31 @@ from .facts import (
     hidden_lines,
     normalize_fact,
     parse_provenance,
+    provenance_day,
     strip_annotations,
     with_expiry,
     with_provenance,
 )
+from .paths import daily_date
 
-__all__ = ["before_history", "expire_in", "into_section", "supersede_in", "superseded_statements"]
+__all__ = ["PastFact", "before_history", "expire_in", "into_section", "past_facts", "supersede_in",
+           "superseded_statements"]
+
+
+@dataclass(frozen=True, slots=True)
+class PastFact:
+    """A struck line of ``path``: its 1-based ``line``, the statement, and the days it held."""
+
+    path: str
+    line: int
+    text: str
+    statement: str
+    since: dt.date | None
+    until: dt.date
+
+    def holds(self, day: dt.date) -> bool:
+        """True when the statement was valid on ``day``: written by then, superseded after it."""
+        return (self.since is None or self.since <= day) and day < self.until
 
 
 def expire_in(text: str, today: dt.date) -> tuple[str, tuple[str, ...]]:
@@ -102,6 +123,29 @@ def superseded_statements(text: str) -> list[tuple[str, dt.date]]:
     for match in _SUPERSEDED_RE.finditer(text) if "(superseded " in text else ():
         with contextlib.suppress(ValueError):  # 2026-13-40 names no day
             found.append((match[1], dt.date.fromisoformat(match[2])))
+    return found
+
+
+def past_facts(path: str, text: str) -> list[PastFact]:
+    """The lines of ``text`` (the file at ``path``) that :func:`supersede_in` struck, with when each held.
+
+    A struck line held from its own provenance day (else its daily log's date; undated evergreen
+    text: since always, ``since`` ``None``) until the day it was superseded, that day excluded.
+    """
+    if "(superseded " not in text:
+        return []
+    logged = daily_date(path)
+    found = []
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        match = _SUPERSEDED_RE.match(line)
+        if match is None:
+            continue
+        try:
+            until = dt.date.fromisoformat(match[2])
+        except ValueError:  # 2026-13-40 names no day
+            continue
+        since = provenance_day(parse_provenance(line)) or logged
+        found.append(PastFact(path, number, line, strip_annotations(match[1]).strip(), since, until))
     return found
 
 

@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -25,8 +26,9 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from ..files.base import DocumentStore, StateStore
+from ..files.sections import PastFact
 from ..types import ChunkRecord, FileKind
-from .rows import ChunkRow, FileState
+from .rows import ChunkRow, FileState, PastRow
 
 __all__ = ["Backend", "HealthChecks", "IndexOwner", "SearchIndex", "VectorCache"]
 
@@ -96,12 +98,14 @@ class SearchIndex(Protocol):
         """Record a new change stamp for a file whose content did not change."""
         ...
 
-    def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow]) -> tuple[int, int]:
-        """Replace every chunk of one file at once; returns (removed, added)."""
+    def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow],
+                     past: Sequence[PastRow] = ()) -> tuple[int, int]:
+        """Replace every chunk and struck History line of one file at once; returns (chunks removed,
+        chunks added)."""
         ...
 
     def remove_file(self, path: str) -> int:
-        """Forget a file and its chunks; returns the chunks removed."""
+        """Forget a file, its chunks and its struck lines; returns the chunks removed."""
         ...
 
     def count_chunks(self) -> tuple[int, int]:
@@ -124,6 +128,15 @@ class SearchIndex(Protocol):
 
     def clear_vectors(self) -> None:
         """Drop every vector (the embedding identity changed)."""
+        ...
+
+    def past_facts_missing_vectors(self) -> list[tuple[str, str]]:
+        """``(embed hash, statement)`` of each struck line whose vector :attr:`cache` lacks under the
+        index's embedding identity, one per hash."""
+        ...
+
+    def past_facts_on(self, day: dt.date) -> list[tuple[PastFact, np.ndarray | None]]:
+        """The struck lines that held on ``day``, each with its cached vector (``None``: none yet)."""
         ...
 
     def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:

@@ -118,6 +118,22 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     "CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(rowid) WHERE has_vector = 0",
     # 4: each term's postings (chunk, column, offset) read by term, for keyword recall kept in memory.
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_instances USING fts5vocab(chunks_fts, 'instance')",
+    # 5: struck History lines with the days they held, for as-of search (never chunks). Forgetting the
+    # chunking signature makes the next sync read every file again, so an older index gains them; the
+    # chunks' vectors come back from the embedding cache.
+    """
+CREATE TABLE IF NOT EXISTS past_facts (
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    statement TEXT NOT NULL,
+    since TEXT,
+    until TEXT NOT NULL,
+    embed_hash TEXT NOT NULL,
+    PRIMARY KEY (path, line)
+);
+DELETE FROM meta WHERE key = 'chunking'
+""",
 )
 """Schema changes in order: ``MIGRATIONS[i]`` takes version ``i`` to ``i + 1``. Append only, never edit."""
 

@@ -10,16 +10,19 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 
+from ..files.sections import PastFact
 from ..text import script_group
 from ..types import ChunkRecord, FileKind
 
-__all__ = ["ChunkRow", "FileState", "chunk_record", "chunk_values"]
+__all__ = ["ChunkRow", "FileState", "PastRow", "chunk_record", "chunk_values", "past_fact", "past_values"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,37 @@ class ChunkRow:
         group its vector is measured in (see :mod:`langchain_md_memory.index.scripts`). A short
         English bullet embedded with the Chinese lines around it reads as Chinese to the model."""
         return script_group("\n".join((self.record.heading, self.record.text, self.context)))
+
+
+@dataclass(frozen=True, slots=True)
+class PastRow:
+    """A struck History line to be written: the fact, and the hash its statement is embedded under.
+
+    Struck lines are never chunks (ordinary search must not find them); the index keeps them apart
+    so that an as-of search reads the facts valid on its day, with their vectors, without reading
+    the files or calling the model.
+    """
+
+    fact: PastFact
+    embed_hash: str
+
+
+def past_values(row: PastRow) -> tuple[object, ...]:
+    """One ``past_facts`` row: path, line, text, statement, since, until, embed_hash."""
+    fact = row.fact
+    return (fact.path, fact.line, fact.text, fact.statement, fact.since.isoformat() if fact.since else None,
+            fact.until.isoformat(), row.embed_hash)
+
+
+def past_fact(row: Sequence[Any]) -> PastFact:
+    """The fact of a row read as ``path, line, text, statement, since, until`` (ISO days or dates)."""
+    since, until = row[4], row[5]
+    return PastFact(str(row[0]), int(row[1]), str(row[2]), str(row[3]),
+                    None if since is None else _day(since), _day(until))
+
+
+def _day(value: object) -> dt.date:
+    return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
 
 
 def chunk_record(row: sqlite3.Row | tuple[Any, ...], shared: dict[str, str] | None = None) -> ChunkRecord:

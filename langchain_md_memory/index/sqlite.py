@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
 import os
 import sqlite3
@@ -23,6 +24,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..files.sections import PastFact
 from ..text import query_terms
 from ..types import ChunkRecord, FileKind
 from .cache import EmbeddingCache
@@ -31,10 +33,10 @@ from .health import IndexHealth
 from .keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf, scaled_to_best
 from .postings import Change, KeywordPostings
 from .records import RecordCache
-from .rows import ChunkRow, FileState, chunk_values
+from .rows import ChunkRow, FileState, PastRow, chunk_values, past_fact, past_values
 from .schema import IDENTITY, SCHEMA_VERSION, bump_generation, connect, index_error, repair_if_inconsistent
 from .scripts import ScriptVectors, load_script_vectors, scripts_of, stored_vectors
-from .vectors import VectorDtype, VectorMatrix, to_blob
+from .vectors import VectorDtype, VectorMatrix, from_blob, to_blob
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
 
@@ -123,14 +125,18 @@ class MemoryIndex:
             conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
                          (state.mtime_ns, state.size, state.path))
 
-    def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow]) -> tuple[int, int]:
-        """Replace every chunk of one file in one transaction; returns (removed, added).
+    def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow],
+                     past: Sequence[PastRow] = ()) -> tuple[int, int]:
+        """Replace every chunk (and struck History line) of one file in one transaction; returns
+        (chunks removed, chunks added).
 
         An edited file's old text never stays searchable: its old chunks and
         their FTS rows go in the same transaction that adds the new ones.
         """
         with self._write() as conn:
             removed = self._delete_chunks(conn, state.path)
+            conn.executemany("INSERT INTO past_facts(path, line, text, statement, since, until, embed_hash) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?)", map(past_values, past))
             # The rowids SQLite would give (max + 1 onwards; this transaction holds the write lock), so the
             # rows and their FTS entries go in by two executemany calls instead of two statements a chunk.
             first = conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM chunks").fetchone()[0]
@@ -193,6 +199,7 @@ class MemoryIndex:
         if removed:
             conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ((r[0],) for r in removed))
             conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        conn.execute("DELETE FROM past_facts WHERE path = ?", (path,))
         return [(int(r[0]), int(r[1]), str(r[2] or "")) for r in removed]
 
     def count_chunks(self) -> tuple[int, int]:
@@ -230,6 +237,26 @@ class MemoryIndex:
             groups = scripts_of(self._db, rowids)
             self._vectors.add(rowids, [v for _, v in vectors], [groups.get(r, 0) for r in rowids])
             self._vectors.generation = self._generation()
+
+    def past_facts_missing_vectors(self) -> list[tuple[str, str]]:
+        """``(embed hash, statement)`` of each struck History line whose vector the cache lacks under
+        the index's embedding identity, one per hash."""
+        rows = self._db.query(
+            "SELECT p.embed_hash, min(p.statement) FROM past_facts p WHERE NOT EXISTS (SELECT 1 FROM "
+            f"embedding_cache e WHERE e.hash = p.embed_hash AND e.fingerprint = {IDENTITY}) "
+            "GROUP BY p.embed_hash"
+        ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def past_facts_on(self, day: dt.date) -> list[tuple[PastFact, np.ndarray | None]]:
+        """The struck History lines that held on ``day``, each with its cached vector (``None``: none yet)."""
+        rows = self._db.query(
+            "SELECT p.path, p.line, p.text, p.statement, p.since, p.until, e.vector FROM past_facts p "
+            f"LEFT JOIN embedding_cache e ON e.hash = p.embed_hash AND e.fingerprint = {IDENTITY} "
+            "WHERE (p.since IS NULL OR p.since <= ?) AND p.until > ? ORDER BY p.path, p.line",
+            (day.isoformat(), day.isoformat()),
+        ).fetchall()
+        return [(past_fact(r), None if r[6] is None else from_blob(r[6])) for r in rows]
 
     def clear_vectors(self) -> None:
         """Drop every vector: the embedding identity changed (the caller stores the new one next)."""

@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
 import threading
 import time
@@ -25,8 +26,9 @@ from typing import Literal
 
 import numpy as np
 
+from ..files.sections import PastFact
 from ..index.keyword import MAX_QUERY_TERMS, LastTermIdf, bm25_score, lucene_idf, scaled_to_best
-from ..index.rows import ChunkRow, FileState, chunk_record
+from ..index.rows import ChunkRow, FileState, PastRow, chunk_record, past_fact, past_values
 from ..index.vectors import from_blob, to_blob
 from ..text import query_terms
 from ..types import ChunkRecord, FileKind
@@ -54,6 +56,9 @@ through the tenant's own HNSW graph of it once it holds :data:`~.graphs.HNSW_MIN
 graph is built in bulk after the sync that gets it there), exactly below; ``hnsw``: every group
 through its graph, built after any sync; ``exact``: every group by an exact scan, no graph built."""
 
+_IDENTITY = ("coalesce((SELECT value FROM md_memory_index_meta WHERE tenant = %s "
+             "AND key = 'embedding_identity'), '')")
+"""The tenant's embedding identity, in SQL (its one parameter is the tenant)."""
 _RECORD = "rowid, id, path, start_line, end_line, heading, text, hash, file_kind, updated_at"
 _rows = PostgresDatabase.rows
 
@@ -184,12 +189,18 @@ class PostgresIndex:
             _rows(conn, "UPDATE md_memory_files SET revision = %s, size = %s WHERE tenant = %s AND path = %s",
                   (state.mtime_ns, state.size, self.tenant, state.path))
 
-    def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow]) -> tuple[int, int]:
-        """Replace every chunk of one file in one transaction; returns (removed, added)."""
+    def replace_file(self, state: FileState, kind: FileKind, rows: Sequence[ChunkRow],
+                     past: Sequence[PastRow] = ()) -> tuple[int, int]:
+        """Replace every chunk and struck History line of one file in one transaction; returns (chunks
+        removed, chunks added)."""
         with self.writing() as conn:
-            removed = len(_rows(conn, "DELETE FROM md_memory_chunks WHERE tenant = %s AND path = %s "
-                                "RETURNING rowid", (self.tenant, state.path)))
+            removed = self._delete_file_rows(conn, state.path)
             with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO md_memory_past_facts(tenant, path, line, text, statement, since, until, "
+                    "embed_hash) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    [(self.tenant, *past_values(row)) for row in past],
+                )
                 cur.executemany(
                     "INSERT INTO md_memory_chunks(tenant, id, path, start_line, end_line, heading, text, "
                     "hash, embed_hash, context, script, file_kind, updated_at, n_terms, terms, tsv, dim, "
@@ -216,13 +227,18 @@ class PostgresIndex:
                 None if row.vector is None else vector_literal(row.vector))
 
     def remove_file(self, path: str) -> int:
-        """Forget a file and its chunks; returns the chunks removed."""
+        """Forget a file, its chunks and its struck lines; returns the chunks removed."""
         with self.writing() as conn:
-            removed = len(_rows(conn, "DELETE FROM md_memory_chunks WHERE tenant = %s AND path = %s "
-                                "RETURNING rowid", (self.tenant, path)))
+            removed = self._delete_file_rows(conn, path)
             _rows(conn, "DELETE FROM md_memory_files WHERE tenant = %s AND path = %s", (self.tenant, path))
         self._graphs_due = True
         return removed
+
+    def _delete_file_rows(self, conn: Conn, path: str) -> int:
+        """Delete one file's chunks and struck lines (in the caller's transaction); returns the chunks."""
+        _rows(conn, "DELETE FROM md_memory_past_facts WHERE tenant = %s AND path = %s", (self.tenant, path))
+        return len(_rows(conn, "DELETE FROM md_memory_chunks WHERE tenant = %s AND path = %s RETURNING rowid",
+                         (self.tenant, path)))
 
     def count_chunks(self) -> tuple[int, int]:
         """(chunks, chunks with a vector)."""
@@ -251,6 +267,24 @@ class PostgresIndex:
                   ([rowid for rowid, _ in vectors], [vector_literal(v) for _, v in vectors],
                    [int(v.shape[0]) for _, v in vectors], self.tenant))
         self._graphs_due = True
+
+    def past_facts_missing_vectors(self) -> list[tuple[str, str]]:
+        """``(embed hash, statement)`` of each struck line whose vector the cache lacks, one per hash."""
+        rows = self._db.query(
+            "SELECT p.embed_hash, min(p.statement) FROM md_memory_past_facts p WHERE p.tenant = %s "
+            "AND NOT EXISTS (SELECT 1 FROM md_memory_embedding_cache e WHERE e.hash = p.embed_hash "
+            f"AND e.fingerprint = {_IDENTITY}) GROUP BY p.embed_hash", (self.tenant, self.tenant))
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def past_facts_on(self, day: dt.date) -> list[tuple[PastFact, np.ndarray | None]]:
+        """The struck lines that held on ``day``, each with its cached vector (``None``: none yet)."""
+        rows = self._db.query(
+            "SELECT p.path, p.line, p.text, p.statement, p.since, p.until, e.vector "
+            "FROM md_memory_past_facts p LEFT JOIN md_memory_embedding_cache e "
+            f"ON e.hash = p.embed_hash AND e.fingerprint = {_IDENTITY} "
+            "WHERE p.tenant = %s AND (p.since IS NULL OR p.since <= %s) AND p.until > %s "
+            "ORDER BY p.path, p.line", (self.tenant, self.tenant, day, day))
+        return [(past_fact(r), None if r[6] is None else from_blob(bytes(r[6]))) for r in rows]
 
     def clear_vectors(self) -> None:
         """Drop every vector of this tenant (the embedding identity changed), and its HNSW graphs first:

@@ -119,6 +119,22 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX IF NOT EXISTS md_memory_chunks_vectors ON md_memory_chunks (tenant, script, dim, rowid)
         WHERE embedding IS NOT NULL
     """,
+    # 3: struck History lines with the days they held, for as-of search (never chunks). Forgetting each
+    # tenant's chunking signature makes its next sync read every document again, so it gains them.
+    """
+    CREATE TABLE IF NOT EXISTS md_memory_past_facts (
+        tenant text NOT NULL,
+        path text NOT NULL,
+        line integer NOT NULL,
+        text text NOT NULL,
+        statement text NOT NULL,
+        since date,
+        until date NOT NULL,
+        embed_hash text NOT NULL,
+        PRIMARY KEY (tenant, path, line)
+    );
+    DELETE FROM md_memory_index_meta WHERE key = 'chunking'
+    """,
 )
 """Schema changes in order: ``MIGRATIONS[i]`` takes version ``i`` to ``i + 1``. Append only, never edit."""
 

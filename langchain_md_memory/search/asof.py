@@ -2,44 +2,39 @@
 
 The Markdown already records when a fact was true. A live line holds from the day it was written (the
 newest day of its ``<!-- src: ... -->`` comment, else its daily log's date; undated evergreen text:
-since always) and is still open. A line :func:`~langchain_md_memory.files.facts.supersede_in` struck under
-``## History`` (``- ~~old~~ (superseded 2026-03-01)``) held from its own provenance day until the day it
-was superseded, that day excluded. Struck lines are kept out of the index, so ordinary search never
-returns them; an as-of search reads them here (:func:`past_facts`) and ranks those valid on the day
-(:func:`as_of_ranked`) above the current statements. :func:`asked_day` reads the day a question asks
-about (``in March 2025``, ``去年三月``, ``last month``) when the caller gave none.
+since always) and is still open. A line :func:`~langchain_md_memory.files.sections.supersede_in` struck
+under ``## History`` (``- ~~old~~ (superseded 2026-03-01)``) held from its own provenance day until the
+day it was superseded, that day excluded (:class:`~langchain_md_memory.files.sections.PastFact`). Struck
+lines are never chunks, so ordinary search never returns them; the index keeps them apart, with their
+days and vectors, and an as-of search ranks those valid on the day (:func:`as_of_ranked`) above the
+current statements. :func:`asked_day` reads the day a question asks about (``in March 2025``,
+``去年三月``, ``last month``) when the caller gave none.
 
 Example:
     .. code-block:: python
 
         import datetime as dt
 
-        from langchain_md_memory.search.asof import asked_day, past_facts
+        from langchain_md_memory.search.asof import asked_day, held_on
 
-        text = "- Rent 1,720\\n\\n## History\\n- ~~Rent 1,650~~ (superseded 2026-03-01)\\n"
-        [fact] = past_facts("MEMORY.md", text)
-        assert (fact.line, fact.until) == (4, dt.date(2026, 3, 1))
-        assert fact.holds(dt.date(2026, 2, 28)) and not fact.holds(dt.date(2026, 3, 1))
         assert asked_day("what was my rent in 2026-02?", dt.date(2026, 12, 5)) == (dt.date(2026, 2, 28))
+        text = "- Rent 1,720 <!-- src: via=x 2026-03-01 -->\n- Tea: sencha"
+        assert held_on(text, "MEMORY.md", dt.date(2026, 2, 28)) == "- Tea: sencha"
 """
 
 from __future__ import annotations
 
 import calendar
 import datetime as dt
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from ..files.facts import parse_provenance, provenance_day, strip_annotations
+from ..files.facts import parse_provenance, provenance_day
 from ..files.paths import daily_date, file_kind
+from ..files.sections import PastFact
 from ..types import MemorySearchResult
 from .periods import Period, named_period
 
-__all__ = ["PastFact", "as_of_ranked", "asked_day", "hit_interval", "past_facts", "period_end"]
-
-_STRUCK_RE = re.compile(
-    r"^[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+)?~~(\S.*?)~~[ \t]*\(superseded (\d{4}-\d{2}-\d{2})\)")
+__all__ = ["as_of_ranked", "asked_day", "held_on", "hit_interval", "period_end"]
 
 PAST_MARGIN = 0.1
 """A past fact joins an as-of answer when its similarity to the question is at most this far below the
@@ -47,41 +42,6 @@ best current hit's (or when no current hit has a vector score): near enough to a
 
 KEYWORD_SHARE = 0.3
 """Without vectors, a past fact joins when it holds this share of the question's informative terms (idf)."""
-
-
-@dataclass(frozen=True, slots=True)
-class PastFact:
-    """A struck line of ``path``: its 1-based ``line``, the statement, and the days it held."""
-
-    path: str
-    line: int
-    text: str
-    statement: str
-    since: dt.date | None
-    until: dt.date
-
-    def holds(self, day: dt.date) -> bool:
-        """True when the statement was valid on ``day``: written by then, superseded after it."""
-        return (self.since is None or self.since <= day) and day < self.until
-
-
-def past_facts(path: str, text: str) -> list[PastFact]:
-    """The lines of ``text`` (the file at ``path``) that supersede struck, with when each held."""
-    if "(superseded " not in text:
-        return []
-    logged = daily_date(path)
-    found = []
-    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
-        match = _STRUCK_RE.match(line)
-        if match is None:
-            continue
-        try:
-            until = dt.date.fromisoformat(match[2])
-        except ValueError:  # 2026-13-40 names no day
-            continue
-        since = provenance_day(parse_provenance(line)) or logged
-        found.append(PastFact(path, number, line, strip_annotations(match[1]).strip(), since, until))
-    return found
 
 
 def hit_interval(hit: MemorySearchResult) -> tuple[dt.date | None, None]:
@@ -122,6 +82,22 @@ def period_end(period: Period | None, today: dt.date) -> dt.date | None:
     return min(end, today)
 
 
+def held_on(text: str, path: str, day: dt.date) -> str | None:
+    """``text`` (lines of the file at ``path``) without its lines written after ``day``; ``None`` when
+    none of its facts was written by then. Headings and blank lines stay; a line's day is as in
+    :func:`hit_interval`."""
+    logged = daily_date(path)
+    kept, facts = [], 0
+    for line in text.split("\n"):
+        if line.strip() and not line.lstrip().startswith("#"):
+            written = provenance_day(parse_provenance(line)) or logged
+            if written is not None and written > day:
+                continue
+            facts += 1
+        kept.append(line)
+    return "\n".join(kept).strip("\n") if facts else None
+
+
 def _as_hit(fact: PastFact, score: float, vector: bool, confident: bool) -> MemorySearchResult:
     return MemorySearchResult(
         path=fact.path, start_line=fact.line, end_line=fact.line, text=fact.text, score=score,
@@ -141,8 +117,9 @@ def as_of_ranked(hits: Sequence[MemorySearchResult], facts: Sequence[PastFact], 
     the question's terms it holds). A past fact counts when it held on ``day`` and is near enough the
     best current hit (:data:`PAST_MARGIN`); those go first, most similar first, since they are the
     statements that day believed and the current ones replaced. Every hit carries its interval.
-    A current hit written after ``day`` is dropped when ``strict`` (the caller asked for that day);
-    a day read from the question only adds the past (the question may ask about an event logged later).
+    When ``strict`` (the caller asked for that day) a current hit shows only the lines written by
+    then (:func:`held_on`), and is dropped when none was; a day read from the question only adds the
+    past (the question may ask about an event logged later).
     """
     best = max((hit.vector_score or 0.0 for hit in hits), default=0.0) if vector else 0.0
     bar = best - PAST_MARGIN if vector and best > 0 else (0.0 if vector else KEYWORD_SHARE)
@@ -150,11 +127,16 @@ def as_of_ranked(hits: Sequence[MemorySearchResult], facts: Sequence[PastFact], 
                      if fact.holds(day) and score >= bar and score > 0), key=lambda item: -item[0])
     # As sure as the best current hit it stands beside (a keyword-only memory: the share it holds).
     sure = any(hit.confident for hit in hits) if vector else True
-    past = [_as_hit(fact, score, vector, sure) for score, fact in chosen]
-    current = []
+    past = [_as_hit(fact, score, vector, sure) for score, fact in chosen[:k]]
+    current: list[MemorySearchResult] = []
     for hit in hits:
+        if len(past) + len(current) >= k:
+            break
+        if strict:
+            text = held_on(hit.text, hit.path, day)
+            if text is None:
+                continue
+            hit = hit if text == hit.text else hit.revised(text=text)
         since, _ = hit_interval(hit)
-        if strict and since is not None and since > day:
-            continue
         current.append(hit.revised(valid_from=since.isoformat() if since else None))
-    return [*past, *current][:k]
+    return [*past, *current]

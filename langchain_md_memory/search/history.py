@@ -1,10 +1,11 @@
-"""As-of search: the struck History lines read back from the files, scored and ranked for a day.
+"""As-of search: the struck History lines that held on a day, scored and ranked.
 
-:class:`~.searcher.Searcher` calls :func:`answer_as_of`. Superseded lines are not indexed, so it
-reads them from the files
-(:func:`~langchain_md_memory.search.asof.past_facts`), scores them against the question (cosine with
-the embedder, through the index's embedding cache; else the share of the question's informative terms
-they hold), and :func:`~langchain_md_memory.search.asof.as_of_ranked` puts those valid on the day first.
+:class:`~.searcher.Searcher` calls :func:`answer_as_of`. Superseded lines are never chunks; the index
+keeps them apart with the days they held and their vectors (embedded when their file was indexed), so
+this reads the lines valid on the day from the index, scores them against the question (cosine with the
+query's vector; else the share of the question's informative terms they hold), and
+:func:`~langchain_md_memory.search.asof.as_of_ranked` puts them first. A line whose vector is not cached
+yet (its embedding failed at sync) is embedded here, with the others that lack one, in one call.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MemoryInputError, MemoryStoreError
-from ..files.base import DocumentStore
-from ..sync.embedding import cosines
+import numpy as np
+
+from ..errors import MemoryInputError
+from ..files.sections import PastFact
+from ..sync.embedding import embed_cached
 from ..sync.indexer import index_identity
 from ..text import token_set
-from .asof import PastFact, as_of_ranked, past_facts, period_end
+from .asof import as_of_ranked, period_end
 from .periods import Period, named_period
 from .pipeline import RankedResults
 
@@ -65,41 +68,30 @@ def asked_period(query: str, as_of: Any, today: dt.date) -> tuple[Period | None,
     return (period, day, True) if day is not None else (period, period_end(period, today), False)
 
 
-def _past_facts(store: DocumentStore) -> list[PastFact]:
-    found: list[PastFact] = []
-    for path in store.list_files():
-        try:
-            text = store.read_bytes(path).decode("utf-8", errors="replace")
-        except (MemoryStoreError, OSError) as exc:  # gone meanwhile: its History with it
-            logger.debug("cannot read %s for its History: %s", path, exc)
-            continue
-        found.extend(past_facts(path, text))
-    return found
-
-
-def _past_scores(index: SearchIndex, embedder: EmbeddingClient | None, query: str, facts: list[PastFact],
-                 vector: Any) -> tuple[list[float], bool]:
-    statements = [fact.statement for fact in facts]
+def _past_scores(index: SearchIndex, embedder: EmbeddingClient | None, query: str,
+                 found: list[tuple[PastFact, np.ndarray | None]], vector: Any) -> tuple[list[float], bool]:
     if vector is not None and embedder is not None:
-        found = cosines(index, embedder, index_identity(embedder), vector, statements)
-        return [max(0.0, cosine) for cosine in found], True
+        missing = [fact.statement for fact, stored in found if stored is None]
+        fresh = iter(embed_cached(index, embedder, index_identity(embedder), missing) if missing else ())
+        matrix = np.vstack([next(fresh) if stored is None else stored for _, stored in found])
+        return np.maximum(matrix @ vector, 0.0).tolist(), True
     terms = sorted(t for t in token_set(query) if t not in _DATE_TERMS and not t.isdecimal())
     idf = index.term_idf([*terms, _NO_SUCH_TERM]) if terms else {}
     absent = idf.get(_NO_SUCH_TERM, float("inf"))
     weights = {t: idf.get(t, absent) for t in terms if idf.get(t, absent) < absent}
     total = sum(weights.values())
-    held = [token_set(statement) for statement in statements]
+    held = [token_set(fact.statement) for fact, _ in found]
     scores = [sum(w for t, w in weights.items() if t in have) / total if total else 0.0 for have in held]
     return scores, False
 
 
-def answer_as_of(ranked: RankedResults, store: DocumentStore, index: SearchIndex,
-                 embedder: EmbeddingClient | None, query: str, vector: Any, day: dt.date, k: int,
-                 strict: bool) -> RankedResults:
+def answer_as_of(ranked: RankedResults, index: SearchIndex, embedder: EmbeddingClient | None, query: str,
+                 vector: Any, day: dt.date, k: int, strict: bool) -> RankedResults:
     """``ranked`` answered as of ``day`` (see :func:`~langchain_md_memory.search.asof.as_of_ranked`)."""
-    facts = [fact for fact in _past_facts(store) if fact.holds(day)]
-    scores, by_vector = (_past_scores(index, embedder, query, facts, vector) if facts
+    found = index.past_facts_on(day)
+    scores, by_vector = (_past_scores(index, embedder, query, found, vector) if found
                          else ([], vector is not None))
+    facts = [fact for fact, _ in found]
     hits = as_of_ranked(ranked.hits, facts, scores, day, k, vector=by_vector, strict=strict)
     if not strict and len(hits) == len(ranked.hits) and all(
             a.chunk_id == b.chunk_id for a, b in zip(hits, ranked.hits, strict=True)):

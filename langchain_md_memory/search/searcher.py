@@ -97,8 +97,8 @@ class Searcher:
         funnel = {**ranked.funnel, "expired": expired, "restated": restated}
         ranked = RankedResults(self._scoped(hits), funnel, ranked.degraded)
         if day is not None:
-            ranked = answer_as_of(ranked, self.store, self.indexer.index, self.embedder, query, pending()[0],
-                                  day, k, strict)
+            ranked = answer_as_of(ranked, self.indexer.index, self.embedder, query, pending()[0], day, k,
+                                  strict)
         if self.sync_error is not None:
             lag = f"the index could not be updated ({self.sync_error}); recent changes may be missing"
             note = "; ".join(filter(None, [ranked.degraded, lag]))

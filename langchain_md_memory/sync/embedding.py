@@ -2,11 +2,13 @@
 
 Chunks missing a vector are read a page at a time (a rowid cursor visits each
 once). Within a page the texts not in the cache go to the model ``batch_size``
-at a time. Vectors are committed as soon as :data:`FLUSH_S` has passed since the
-last commit, so a model slower than that (any real one) has each batch written
-before its next call: an interrupted sync keeps every vector it paid for, and
-the next sync starts where it stopped. A fast embedder (or the cache) shares one
-commit among many batches instead of paying one each.
+at a time. The statements of struck History lines follow, batched the same way,
+into the cache only: an as-of search reads their vectors from there. Vectors
+are committed as soon as :data:`FLUSH_S` has passed since the last commit, so a
+model slower than that (any real one) has each batch written before its next
+call: an interrupted sync keeps every vector it paid for, and the next sync
+starts where it stopped. A fast embedder (or the cache) shares one commit among
+many batches instead of paying one each.
 """
 
 from __future__ import annotations
@@ -104,7 +106,8 @@ def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, b
     """
     out = EmbedOutcome()
     chunks, embedded = index.count_chunks()
-    total, done = max(chunks - embedded, 0), 0
+    past = index.past_facts_missing_vectors()
+    total, done = max(chunks - embedded, 0) + len(past), 0
 
     def advance(n: int) -> None:
         nonlocal done, total
@@ -118,6 +121,8 @@ def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, b
     pending = _Pending(index, fingerprint)
     try:
         _embed_pages(index, embedder, fingerprint, batch_size, out, pending, advance)
+        if out.failure is None:
+            _embed_past(embedder, past, batch_size, out, pending, advance)
     finally:
         pending.flush()
     if report is not None and done < total:
@@ -157,6 +162,22 @@ def _embed_pages(index: SearchIndex, embedder: Embedder, fingerprint: str, batch
             fresh = list(zip(batch, vectors, strict=True))
             out.embedded += len(batch)
             advance(pending.add(fresh, [(rowid, v) for d, v in fresh for rowid in rows_of[d]]))
+
+
+def _embed_past(embedder: Embedder, past: Sequence[tuple[str, str]], batch_size: int, out: EmbedOutcome,
+                pending: _Pending, advance: Callable[[int], None]) -> None:
+    """Vectors of struck lines' statements (``(hash, statement)``), into the cache only."""
+    for start in range(0, len(past), batch_size):
+        batch = past[start:start + batch_size]
+        try:
+            vectors = embedder.embed_documents([statement for _, statement in batch])
+        except Exception as exc:  # as for chunks: the rest wait for the next sync
+            out.errors += len(past) - start
+            out.failure = exc
+            return
+        out.embedded += len(batch)
+        pending.add(list(zip([digest for digest, _ in batch], vectors, strict=True)), [])
+        advance(len(batch))
 
 
 def cosines(index: SearchIndex, embedder: Embedder, fingerprint: str, vector: np.ndarray,

@@ -22,8 +22,9 @@ from ..files.base import DocumentStore
 from ..files.chunker import chunk_markdown, chunking_signature
 from ..files.facts import strip_annotations
 from ..files.paths import file_kind
+from ..files.sections import past_facts
 from ..index.base import IndexOwner, SearchIndex
-from ..index.rows import ChunkRow, FileState
+from ..index.rows import ChunkRow, FileState, PastRow
 from ..text import index_terms
 from ..text.redaction import scrub
 from ..types import ChunkRecord, ProgressCallback, ProgressEvent
@@ -238,8 +239,10 @@ class Indexer:
         if not force and old is not None and old.hash == digest:
             self.index.touch_file(state)
             return stat
-        rows = self._chunk_rows(path, self._decode(path, raw), cache_identity, c)
-        removed, added = self.index.replace_file(state, file_kind(path), rows)
+        text = self._decode(path, raw)
+        rows = self._chunk_rows(path, text, cache_identity, c)
+        past = [PastRow(fact, _sha256(fact.statement)) for fact in past_facts(path, text)]
+        removed, added = self.index.replace_file(state, file_kind(path), rows, past)
         c.files_changed += 1
         c.chunks_removed += removed
         c.chunks_added += added

@@ -119,3 +119,54 @@ def test_cli_as_of_prints_the_day_and_refuses_a_bad_date(mem):
     args = ["--dir", str(mem.memory_dir), "--embeddings", "none", "search", "rent", "--as-of", "2025-3-1"]
     code = main(args, out=out, err=err)
     assert code != 0 and "YYYY-MM-DD" in err.getvalue()
+
+
+def test_an_as_of_answer_shows_only_what_was_written_by_the_day(mem):
+    hits = mem.search("What was my rent?", as_of=dt.date(2025, 3, 15))
+    assert OLD in hits[0].text
+    assert not any(NEW in text for text in _texts(hits))  # written on 2025-04-01, after the day
+    physio = next(hit for hit in hits if "Knee physio" in hit.text)  # its undated lines held then
+    assert "Tea: sencha" in physio.text and physio.valid_from is None
+
+
+VOCAB = ["rent", "gym", "tea", "flat", "physio"]
+
+
+def test_struck_lines_are_embedded_when_indexed_never_during_a_search(tmp_path: Path):
+    from tests.support.embeddings import AxisEmbeddings
+
+    model = AxisEmbeddings(VOCAB)
+    history = "\n".join(f"- ~~Rent {n} for the flat~~ (superseded 2025-0{1 + n % 9}-01) "
+                        f"<!-- src: via=test 2024-0{1 + n % 9}-01 -->" for n in range(300))
+    with MarkdownMemory(tmp_path / "memory", embeddings=model) as memory:
+        memory.write("MEMORY.md", f"- Rent 1,720 for the flat\n- Gym on Mondays\n\n## History\n{history}\n")
+        stats = memory.sync()
+        assert stats.embedded == stats.chunks_added + 300  # each struck statement once, at index time
+        calls = model.calls
+        hits = memory.search("rent for the flat", as_of=dt.date(2024, 9, 15))
+        assert model.calls == calls  # the query embeds through embed_query; no document was embedded
+        assert hits[0].valid_until is not None and hits[0].valid_until > "2024-09-15"
+        assert all(hit.valid_from is None or hit.valid_from <= "2024-09-15" for hit in hits)
+
+
+def test_an_edited_or_removed_file_takes_its_struck_lines_with_it(mem):
+    assert OLD in mem.search("What was my rent?", as_of=dt.date(2025, 3, 1))[0].text
+    text = mem.get("MEMORY.md")
+    mem.write("MEMORY.md", text[: text.index("## History")])
+    assert not any(OLD in t for t in _texts(mem.search("What was my rent?", as_of=dt.date(2025, 3, 1))))
+    mem.write("notes.md", text)
+    assert OLD in mem.search("What was my rent?", as_of=dt.date(2025, 3, 1))[0].text
+    mem.remove("notes.md")
+    assert not any(OLD in t for t in _texts(mem.search("What was my rent?", as_of=dt.date(2025, 3, 1))))
+
+
+def test_an_index_from_before_struck_lines_were_kept_gains_them_on_open(mem):
+    import sqlite3
+
+    path = mem.memory_dir / "index.sqlite"
+    mem.close()
+    with sqlite3.connect(path) as conn:  # the index as the package before it wrote it: schema 4
+        conn.execute("DROP TABLE past_facts")
+        conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    with MarkdownMemory(mem.memory_dir, embeddings="none") as again:
+        assert OLD in again.search("What was my rent?", as_of=dt.date(2025, 3, 1))[0].text

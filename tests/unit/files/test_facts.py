@@ -18,7 +18,7 @@ from langchain_md_memory.files.facts import (
     with_expiry,
     with_provenance,
 )
-from langchain_md_memory.files.sections import expire_in, into_section, supersede_in
+from langchain_md_memory.files.sections import expire_in, into_section, past_facts, supersede_in
 
 DAY = dt.date(2026, 12, 3)
 
@@ -132,3 +132,20 @@ def test_into_section_adds_after_the_sections_own_lines_and_none_when_no_section
     assert into_section(text, "old", "- y") == text.replace("- x\n", "- x\n- y\n")  # bare title: any level
     assert into_section(text, "### Doctors", "- y") is None  # the level must match
     assert into_section("# A\n## History\n### Gone\n- z", "Gone", "- y") is None  # only History holds it
+
+
+def test_struck_line_holds_from_its_provenance_day_until_the_day_it_was_superseded():
+    text = ("- Rent 1,720\n\n## History\n"
+            "- ~~Rent 1,650~~ (superseded 2026-03-01) <!-- src: thread=t1 2025-01-10 -->\n"
+            "- ~~Gym: Fitness Hut~~ (expired 2026-02-01)\n")
+    [fact] = past_facts("MEMORY.md", text)  # an expired line is not a superseded statement
+    assert (fact.line, fact.statement, fact.since, fact.until) == (4, "Rent 1,650", dt.date(2025, 1, 10),
+                                                                  dt.date(2026, 3, 1))
+    assert not fact.holds(dt.date(2025, 1, 9))
+    assert fact.holds(dt.date(2025, 1, 10)) and fact.holds(dt.date(2026, 2, 28))
+    assert not fact.holds(dt.date(2026, 3, 1))
+
+
+def test_struck_line_of_a_daily_log_holds_from_the_log_day():
+    [fact] = past_facts("memory/2026-02-03.md", "## History\n- ~~Dinner at Prado~~ (superseded 2026-02-05)\n")
+    assert fact.since == dt.date(2026, 2, 3)

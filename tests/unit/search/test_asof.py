@@ -6,28 +6,11 @@ import datetime as dt
 
 import pytest
 
-from langchain_md_memory.search.asof import asked_day, hit_interval, past_facts
+from langchain_md_memory.search.asof import asked_day, held_on, hit_interval
 from langchain_md_memory.search.history import as_of_date
 from langchain_md_memory.types import MemorySearchResult
 
 TODAY = dt.date(2026, 12, 5)
-
-
-def test_struck_line_holds_from_its_provenance_day_until_the_day_it_was_superseded():
-    text = ("- Rent 1,720\n\n## History\n"
-            "- ~~Rent 1,650~~ (superseded 2026-03-01) <!-- src: thread=t1 2025-01-10 -->\n"
-            "- ~~Gym: Fitness Hut~~ (expired 2026-02-01)\n")
-    [fact] = past_facts("MEMORY.md", text)  # an expired line is not a superseded statement
-    assert (fact.line, fact.statement, fact.since, fact.until) == (4, "Rent 1,650", dt.date(2025, 1, 10),
-                                                                  dt.date(2026, 3, 1))
-    assert not fact.holds(dt.date(2025, 1, 9))
-    assert fact.holds(dt.date(2025, 1, 10)) and fact.holds(dt.date(2026, 2, 28))
-    assert not fact.holds(dt.date(2026, 3, 1))
-
-
-def test_struck_line_of_a_daily_log_holds_from_the_log_day():
-    [fact] = past_facts("memory/2026-02-03.md", "## History\n- ~~Dinner at Prado~~ (superseded 2026-02-05)\n")
-    assert fact.since == dt.date(2026, 2, 3)
 
 
 def _hit(path: str, text: str) -> MemorySearchResult:
@@ -75,3 +58,13 @@ def test_as_of_date_refuses_what_is_not_an_iso_day(value):
 def test_as_of_date_takes_dates_datetimes_and_iso_strings():
     assert as_of_date("2025-03-01") == as_of_date(dt.datetime(2025, 3, 1, 9)) == dt.date(2025, 3, 1)
     assert as_of_date(None) is None
+
+
+def test_held_on_leaves_out_the_lines_written_after_the_day():
+    text = ("## Home\n- Rent 1,720 <!-- src: via=supersede 2025-04-01 -->\n- Knee physio on Mondays\n"
+            "- Tea: sencha <!-- src: via=x 2025-01-01 -->")
+    assert held_on(text, "MEMORY.md", dt.date(2025, 3, 15)) == (
+        "## Home\n- Knee physio on Mondays\n- Tea: sencha <!-- src: via=x 2025-01-01 -->")
+    assert held_on(text, "MEMORY.md", dt.date(2025, 4, 1)) == text
+    assert held_on("- Rent 1,720 <!-- src: via=x 2025-04-01 -->", "MEMORY.md", dt.date(2025, 3, 1)) is None
+    assert held_on("- standup moved", "2025-05-02.md", dt.date(2025, 5, 1)) is None  # the log's day
