@@ -17,15 +17,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import PurePath, PurePosixPath
 
 from ..config import MemoryConfig
 from ..errors import MemoryInputError, MemoryPathError, check_write_size
 from ..text.redaction import WriteRedactor
+from ..types import Remembered
 from .base import DocumentStore, JobLock
 from .facts import (
     FactLine,
@@ -44,27 +43,6 @@ from .sections import before_history, into_section, supersede_in
 __all__ = ["Documents", "Remembered"]
 
 _FENCE_PREFIXES = ("```", "~~~")
-
-
-@dataclass(frozen=True, slots=True)
-class Remembered:
-    """What :meth:`Documents.remember` did.
-
-    ``written`` fact lines went to ``path``; ``duplicates`` are the facts left out because memory
-    already states them, each with where (``MEMORY.md#L12``); ``redacted`` counts secrets replaced.
-    """
-
-    path: str
-    written: int
-    duplicates: tuple[tuple[str, str], ...] = ()
-    redacted: int = 0
-
-    def prefixed(self, prefix: str) -> Remembered:
-        """The same with every path under ``prefix`` (a global memory's writes seen from a project)."""
-        if not prefix:
-            return self
-        return dataclasses.replace(self, path=prefix + self.path,
-                                   duplicates=tuple((fact, prefix + at) for fact, at in self.duplicates))
 
 
 class Documents:
