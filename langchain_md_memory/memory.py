@@ -165,15 +165,15 @@ class MarkdownMemory:
 
     # The Markdown: each is the method of :class:`~.files.documents.Documents` of that name.
 
-    get, append, remember = routed(Documents.get), routed(Documents.append, paths_out=True), \
-        routed(Documents.remember, paths_out=True)
+    get, append, remember, write = routed(Documents.get), routed(Documents.append, paths_out=True), \
+        routed(Documents.remember, paths_out=True), routed(Documents.write, paths_out=True)
     supersede, edit, delete = routed(Documents.supersede), routed(Documents.edit), routed(Documents.delete)
-    replace_lines, write = routed(Documents.replace_lines), routed(Documents.write, paths_out=True)
+    replace_lines, insert_lines = routed(Documents.replace_lines), routed(Documents.insert_lines)
     update, remove = routed(Documents.update), routed(Documents.remove)
     read_bytes, exists, stat = routed(Documents.read_bytes), routed(Documents.exists), routed(Documents.stat)
-    list_files, keep_version, redact = owned(Documents.list_files), owned(Documents.keep_version), \
-        owned(Documents.redact)
-    locked, job_lock = owned(Documents.locked), owned(Documents.job_lock)
+    list_files, keep_version, move_files = owned(Documents.list_files), owned(Documents.keep_version), \
+        owned(Documents.move_files)
+    locked, job_lock, redact = owned(Documents.locked), owned(Documents.job_lock), owned(Documents.redact)
 
     def mark_changed(self) -> None:
         """Note that the Markdown changed; the next search syncs first."""
@@ -353,6 +353,7 @@ class MarkdownMemory:
     aget, aappend, aremember, asupersede = twin(get), twin(append), twin(remember), twin(supersede)
     aedit, adelete, areplace_lines, awrite = twin(edit), twin(delete), twin(replace_lines), twin(write)
     aupdate, aremove, aread_bytes, aexists = twin(update), twin(remove), twin(read_bytes), twin(exists)
+    ainsert_lines, amove_files = twin(insert_lines), twin(move_files)
     astat, alist_files, akeep_version = twin(stat), twin(list_files), twin(keep_version)
     async_index, arebuild, averify, astatus = twin(sync), twin(rebuild), twin(verify), twin(status)
     aembedding_model, astart_watching, astop_watching = twin(embedding_model), twin(start_watching), \

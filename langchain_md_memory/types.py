@@ -1,10 +1,10 @@
-"""Plain data passed between layers: chunks, indexed chunk rows, search hits, progress events."""
+"""Plain data passed between layers: chunks, indexed chunk rows, search hits, progress events, writes."""
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "ProgressCallback",
     "ProgressEvent",
     "ProgressPhase",
+    "Remembered",
     "Source",
 ]
 
@@ -169,3 +170,24 @@ RECALL_ID = "md-memory-recall"
 
 MEMORY_MESSAGE_IDS = frozenset({SESSION_CONTEXT_ID, RECALL_ID})
 """Ids of messages this package injects; left out of flush transcripts."""
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """What :meth:`~.files.documents.Documents.remember` did.
+
+    ``written`` fact lines went to ``path``; ``duplicates`` are the facts left out because memory
+    already states them, each with where (``MEMORY.md#L12``); ``redacted`` counts secrets replaced.
+    """
+
+    path: str
+    written: int
+    duplicates: tuple[tuple[str, str], ...] = ()
+    redacted: int = 0
+
+    def prefixed(self, prefix: str) -> Remembered:
+        """The same with every path under ``prefix`` (a global memory's writes seen from a project)."""
+        if not prefix:
+            return self
+        return replace(self, path=prefix + self.path,
+                       duplicates=tuple((fact, prefix + at) for fact, at in self.duplicates))

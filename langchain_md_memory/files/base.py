@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any, Protocol
 
-__all__ = ["ChangeStamp", "DocumentStore", "JobLock", "StateStore"]
+__all__ = ["ChangeStamp", "DocumentStore", "JobLock", "StateStore", "one_transaction"]
 
 ChangeStamp = tuple[int, int]
 """What changes whenever a document changes (a folder's ``(mtime_ns, size)``, a row's revision)."""
@@ -146,3 +146,12 @@ class StateStore(Protocol):
     def set(self, key: str, value: Any) -> None:
         """Store ``value`` (JSON-serialisable) under ``key``."""
         ...
+
+
+def one_transaction(store: DocumentStore) -> contextlib.AbstractContextManager[object]:
+    """The store's transaction when it has one (PostgreSQL): a refused write undoes the others.
+
+    A folder has none (a no-op context): there each write is atomic on its own.
+    """
+    begin = getattr(store, "transaction", None)
+    return begin() if callable(begin) else contextlib.nullcontext()

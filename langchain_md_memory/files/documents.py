@@ -1,4 +1,4 @@
-"""The Markdown operations of a memory: read, append, edit, delete, write, update, remove, list.
+"""The Markdown operations of a memory: read, append, edit, delete, write, update, move, remove, list.
 
 Every write goes through one guard (only Markdown memory files, within the size
 limits, never a subfolder of a flat memory) and tells the memory that its index must sync.
@@ -17,16 +17,16 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import PurePath, PurePosixPath
 
 from ..config import MemoryConfig
 from ..errors import MemoryInputError, MemoryPathError, check_write_size
 from ..text.redaction import WriteRedactor
+from ..types import Remembered
 from .base import DocumentStore, JobLock
+from .edits import inserted_lines
 from .facts import (
     FactLine,
     expired,
@@ -38,33 +38,13 @@ from .facts import (
     with_expiry,
     with_provenance,
 )
+from .moves import move_documents
 from .paths import SESSIONS_DIR, is_managed_file, is_memory_file
 from .sections import before_history, into_section, supersede_in
 
 __all__ = ["Documents", "Remembered"]
 
 _FENCE_PREFIXES = ("```", "~~~")
-
-
-@dataclass(frozen=True, slots=True)
-class Remembered:
-    """What :meth:`Documents.remember` did.
-
-    ``written`` fact lines went to ``path``; ``duplicates`` are the facts left out because memory
-    already states them, each with where (``MEMORY.md#L12``); ``redacted`` counts secrets replaced.
-    """
-
-    path: str
-    written: int
-    duplicates: tuple[tuple[str, str], ...] = ()
-    redacted: int = 0
-
-    def prefixed(self, prefix: str) -> Remembered:
-        """The same with every path under ``prefix`` (a global memory's writes seen from a project)."""
-        if not prefix:
-            return self
-        return dataclasses.replace(self, path=prefix + self.path,
-                                   duplicates=tuple((fact, prefix + at) for fact, at in self.duplicates))
 
 
 class Documents:
@@ -238,6 +218,37 @@ class Documents:
         self._on_change()
         return old
 
+    def insert_lines(self, file: str, after_line: int, new_text: str) -> None:
+        """Insert ``new_text`` as whole lines after line ``after_line`` (0: at the top).
+
+        Only ``new_text`` is new (size-checked, secrets redacted): every byte of the file around it
+        stays as it is, line endings and bytes that are not UTF-8 included.
+
+        Raises:
+            MemoryPathError: no such file, or ``after_line`` is not one of its lines (nor 0).
+        """
+        path = self._writable(file)
+        self._check_size(new_text)
+        new_text = self.redact(new_text)
+        self._check_size(new_text)
+        with self.locked():
+            raw = self.store.read_bytes(path)
+            self.store.write_bytes(path, inserted_lines(raw, after_line, new_text, path))
+        self._on_change()
+
+    def move_files(self, moves: Sequence[tuple[str, str]]) -> list[str]:
+        """Move each file ``(old, new)`` to ``new`` byte for byte, all of them or none; the new paths.
+
+        A rename: for a folder, pass every file under it, the hidden ``.<name>.unindexed.md`` ones
+        too. Not redacted, not capped: the bytes are the memory's already. See
+        :func:`~.moves.move_documents` for what is refused (before anything is written).
+        """
+        pairs = [(self._writable(old, hidden=True), self._writable(new, hidden=True)) for old, new in moves]
+        move_documents(self.store, pairs)
+        if pairs:
+            self._on_change()
+        return [new for _, new in pairs]
+
     def write(self, file: str, content: str) -> str:
         """Replace a memory file's whole content atomically; returns its relative path."""
         path = self._writable(file)
@@ -269,7 +280,7 @@ class Documents:
 
     def exists(self, file: str) -> bool:
         """True when ``file`` is an existing file of this memory (a refused path raises)."""
-        return self.store.exists(file)
+        return self.store.exists(self.store.relpath(file))  # the limits first: the OS's error names none
 
     def stat(self, file: str) -> tuple[int, int] | None:
         """``(mtime_ns, size)`` of a memory file, or ``None`` when it does not exist."""

@@ -22,6 +22,7 @@ __all__ = [
     "cut",
     "decode_lf",
     "encode_lf",
+    "inserted_lines",
     "last_line_ending",
     "line_slice",
     "replace_first",
@@ -106,6 +107,34 @@ def appended(old: bytes, content: str) -> bytes:
     if old and not old.endswith(b"\n"):
         old += eol
     return old + addition.encode("utf-8", errors="surrogateescape").replace(b"\n", eol)
+
+
+def inserted_lines(raw: bytes, after_line: int, new_text: str, rel: str) -> bytes:
+    """``raw`` with ``new_text`` inserted as whole lines after line ``after_line`` (0: at the top).
+
+    Every other byte is kept as it is (no decoding: a line that is not UTF-8 stays so). Only
+    ``"\\n"`` ends a line, as :func:`split_lf` counts them. The new lines take the line ending of
+    the line before them (of the first line at the top; the file's last one when that line has
+    none) and end with one; a last line that had none gets one before them.
+
+    Raises:
+        MemoryPathError: ``after_line`` is outside ``0..`` the number of lines.
+    """
+    lines = raw.split(b"\n")
+    lines = [line + b"\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    if not 0 <= after_line <= len(lines):
+        raise MemoryPathError(
+            f"cannot insert after line {after_line} of {rel!r}, which has {len(lines)} line(s): "
+            f"give 0 (the top) to {len(lines)} (the end)"
+        )
+    neighbour = lines[after_line - 1] if after_line else b"".join(lines[:1])
+    eol = last_line_ending(neighbour if neighbour.endswith(b"\n") else raw)
+    before, after = lines[:after_line], lines[after_line:]
+    if before and not before[-1].endswith(b"\n"):
+        before[-1] += eol
+    text = clean_text(new_text)
+    addition = (text if text.endswith("\n") else text + "\n").encode("utf-8", errors="surrogateescape")
+    return b"".join([*before, addition.replace(b"\n", eol), *after])
 
 
 def line_slice(text: str, start_line: int | None, end_line: int | None, path: str) -> str:

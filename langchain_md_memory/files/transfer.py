@@ -30,7 +30,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -42,7 +41,7 @@ from ..config import MemoryConfig
 from ..errors import MemoryStoreError, check_write_size
 from ..text.redaction import WriteRedactor
 from .atomic import atomic_output
-from .base import DocumentStore
+from .base import DocumentStore, one_transaction
 from .paths import STATE_DIR
 from .store import MarkdownStore
 from .tree import tree_clash
@@ -119,7 +118,7 @@ def migrate(source: DocumentStore, target: DocumentStore, *, overwrite: bool = F
             )
         paths = sorted(source.scan(include_unindexed=True))
         _check_tree(paths, "migrate")
-        with _one_transaction(target):
+        with one_transaction(target):
             for done, path in enumerate(paths, 1):
                 target.write_bytes(path, source.read_bytes(path))
                 if progress is not None:
@@ -127,12 +126,6 @@ def migrate(source: DocumentStore, target: DocumentStore, *, overwrite: bool = F
             for path in sorted(existing - set(paths)):
                 target.remove(path)
     return paths
-
-
-def _one_transaction(store: DocumentStore) -> contextlib.AbstractContextManager[object]:
-    """The store's transaction when it has one (PostgreSQL): a refused write undoes the others."""
-    begin = getattr(store, "transaction", None)
-    return begin() if callable(begin) else contextlib.nullcontext()
 
 
 def _check_tree(paths: Iterable[str], what: str) -> None:
@@ -273,7 +266,7 @@ def push(folder: str | os.PathLike[str], store: DocumentStore, *, origin: str = 
             raise PushConflictError(conflicts)
         kept = set(store.scan(include_unindexed=True)) - {p for p, d in changes.items() if d is None}
         _check_tree(kept | {p for p, d in changes.items() if d is not None}, "push")
-        with _one_transaction(store):
+        with one_transaction(store):
             for path, data in changes.items():
                 if data is None:
                     store.remove(path)

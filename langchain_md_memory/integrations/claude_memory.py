@@ -7,10 +7,16 @@ on paths under ``/memories``. :class:`ClaudeMemoryCommands` runs them on a
 with ``/memories`` standing for the memory's root (or ``folder`` inside it).
 Every read and write goes through the memory's own methods, so its path guard,
 ``max_write_bytes``, secret redaction, provenance comments and lock apply, and
-the index follows on the next search. Replies follow the texts Anthropic
-documents (and its SDK's reference implementation writes); a refused command
-raises :class:`~langchain_md_memory.errors.MemoryInputError` with the reply
-the model reads, which the tool turns into a tool error.
+the index follows on the next search. What the model writes is checked and
+redacted; what is there already is never rewritten: ``insert`` adds its lines
+to the file's bytes as they are, and ``rename`` moves the bytes untouched, a
+folder all at once or not at all. A folder's hidden ``.<name>.unindexed.md``
+files (the LangGraph store's ``index=False`` items) go with it when it is
+renamed or deleted. ``/memories`` itself is always there to view, and is never
+deleted or renamed. Replies follow the texts Anthropic documents (and its SDK's
+reference implementation writes); a refused command raises
+:class:`~langchain_md_memory.errors.MemoryInputError` with the reply the model
+reads, which the tool turns into a tool error.
 
 Paths are refused unless they are ``/memories`` or under it, in every form:
 as given and percent-decoded (``%2e%2e%2f`` is ``../``), with no ``..``,
@@ -116,25 +122,32 @@ class ClaudeMemoryCommands:
             self._is_file(rel)  # the memory's own guard: raises for a path it refuses
         return rel
 
-    def _under(self, rel: str) -> dict[str, int]:
-        """Memory files under folder ``rel`` (``""``: the root) with their sizes, relative to it."""
+    def _under(self, rel: str, *, hidden: bool = False) -> dict[str, int]:
+        """Memory files under folder ``rel`` (``""``: the root) with their sizes, relative to it.
+
+        ``hidden``: the unindexed files too, which a listing leaves out but a move or a delete takes.
+        """
         prefix = f"{rel}/" if rel else ""
         found: dict[str, int] = {}
-        for name in self.mem.list_files():
+        for name in self.mem.list_files(include_unindexed=hidden):
             if name.startswith(prefix):
                 stat = self.mem.stat(name)
                 found[name[len(prefix):]] = stat[1] if stat else 0
         return found
 
     def _is_file(self, rel: str) -> bool:
-        if not rel:
+        if self._is_root(rel):  # even when its folder is left empty on disk
             return False
         try:
             return self.mem.exists(rel)
         except MemoryPathError:
-            if self._under(rel):  # a folder: the guard only answers for files
+            if self._under(rel, hidden=True):  # a folder: the guard only answers for files
                 return False
             raise
+
+    def _is_root(self, rel: str) -> bool:
+        """True for the folder ``root`` stands for: it is always there, and it is not Claude's to remove."""
+        return rel == self.folder
 
     def _markdown(self, path: str, rel: str) -> None:
         if not rel.lower().endswith(".md"):
@@ -173,7 +186,7 @@ class ClaudeMemoryCommands:
         if self._is_file(rel):
             return self._view_file(path, rel, view_range)
         files = self._under(rel)
-        if rel and not files:
+        if not files and not self._is_root(rel) and not self._under(rel, hidden=True):
             raise self._missing(path)
         items: dict[str, int] = {}
         for name, size in files.items():
@@ -205,7 +218,7 @@ class ClaudeMemoryCommands:
     def create(self, path: str, file_text: str = "", **_: Any) -> str:
         """A new file holding ``file_text``; an existing file is refused."""
         rel = self.relpath(path)
-        if not rel:
+        if self._is_root(rel):
             raise MemoryInputError(f"Cannot create {self.root} itself: give a file path such as "
                                    f"{self.root}/notes.md")
         self._markdown(path, rel)
@@ -257,20 +270,19 @@ class ClaudeMemoryCommands:
             if not 0 <= insert_line <= len(lines):
                 raise MemoryInputError(f"Invalid `insert_line` parameter: {insert_line}. It should be within "
                                        f"the range of lines of the file: [0, {len(lines)}]")
-            lines[insert_line:insert_line] = self._label(text.rstrip("\n")).split("\n")
-            self.mem.write(rel, "\n".join(lines) + "\n")
+            self.mem.insert_lines(rel, insert_line, self._label(text.rstrip("\n")))
         return f"The file {path} has been edited."
 
     def delete(self, path: str, **_: Any) -> str:
-        """A file, or a folder with everything in it."""
+        """A file, or a folder with everything in it (hidden unindexed files too)."""
         rel = self.relpath(path)
-        if not rel:
+        if self._is_root(rel):
             raise MemoryInputError(f"Cannot delete the {self.root} directory itself")
         with self.mem.locked():
             if self._is_file(rel):
                 self.mem.remove(rel)
             else:
-                files = self._under(rel)
+                files = self._under(rel, hidden=True)
                 if not files:
                     raise MemoryInputError(f"The path {path} does not exist")
                 for name in files:
@@ -278,25 +290,27 @@ class ClaudeMemoryCommands:
         return f"Successfully deleted {path}"
 
     def rename(self, old_path: str, new_path: str, **_: Any) -> str:
-        """A file or a folder moved to ``new_path``; an existing destination is refused."""
+        """A file or a folder (hidden unindexed files too) moved to ``new_path`` byte for byte, whole.
+
+        An existing destination is refused, and so is any move the memory refuses for one of the
+        files: then none has moved.
+        """
         old, new = self.relpath(old_path), self.relpath(new_path)
-        if not old:
+        if self._is_root(old):
             raise MemoryInputError(f"Cannot rename the {self.root} directory itself")
-        if not new:
+        if self._is_root(new):
             raise MemoryInputError(f"The destination {new_path} already exists")
         with self.mem.locked():
-            if self._is_file(new) or self._under(new):
+            if self._is_file(new) or self._under(new, hidden=True):
                 raise MemoryInputError(f"The destination {new_path} already exists")
             if self._is_file(old):
                 self._markdown(new_path, new)
                 moves = [(old, new)]
             else:
-                moves = [(f"{old}/{name}", f"{new}/{name}") for name in self._under(old)]
+                moves = [(f"{old}/{name}", f"{new}/{name}") for name in self._under(old, hidden=True)]
             if not moves:
                 raise MemoryInputError(f"The path {old_path} does not exist")
-            for source, target in moves:
-                self.mem.write(target, self.mem.get(source))
-                self.mem.remove(source)
+            self.mem.move_files(moves)
         return f"Successfully renamed {old_path} to {new_path}"
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOKEN_ENV", "bind_problem", "is_loopback"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOKEN_ENV", "bind_problem", "is_loopback", "loopback_names"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -31,6 +31,29 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def loopback_names(host: str) -> list[str]:
+    """The names a server on loopback ``host`` answers to, as they stand in a ``Host`` header or an origin.
+
+    The loopback names (``127.0.0.1``, ``localhost``, ``[::1]``) and ``host`` itself, as given and in
+    lower case. A request naming anything else is a page whose own name was pointed at this machine
+    (DNS rebinding): the server refuses it.
+
+    Example:
+        .. code-block:: python
+
+            assert "127.0.0.2" in loopback_names("127.0.0.2")
+            assert "evil.example" not in loopback_names("127.0.0.2")
+    """
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    bare = host.strip("[]")
+    try:
+        forms = [bare, ipaddress.ip_address(bare).compressed]
+    except ValueError:
+        forms = [bare, bare.lower()]
+    names += [f"[{form}]" if ":" in form else form for form in forms]
+    return list(dict.fromkeys(names))
 
 
 def bind_problem(host: str, *, token: str | None, allow_remote: bool) -> str | None:

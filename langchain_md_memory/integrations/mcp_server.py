@@ -15,7 +15,10 @@ listed afresh on every request and read through the same path guard.
 
 Over HTTP (streamable HTTP) the server binds to 127.0.0.1 by default; with a
 bearer token (:func:`serve` ``token=``) every request without
-``Authorization: Bearer <token>`` is refused with 401.
+``Authorization: Bearer <token>`` is refused with 401 (the scheme in any case, as
+RFC 7235 has it). On any loopback address a request whose ``Host`` or ``Origin``
+names another machine is refused (421, 403): a web page whose own name was
+pointed at 127.0.0.1 (DNS rebinding) cannot reach the memory.
 
 Example:
     .. code-block:: python
@@ -45,7 +48,7 @@ from pydantic import AnyUrl, ConfigDict
 
 from ..errors import MemoryStoreError
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
-from .mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV, bind_problem, is_loopback
+from .mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV, bind_problem, is_loopback, loopback_names
 from .tools import _for_the_model, create_memory_tools
 
 if TYPE_CHECKING:
@@ -60,6 +63,7 @@ try:
     from mcp.server.fastmcp.utilities.func_metadata import ArgModelBase, FuncMetadata
     from mcp.server.lowlevel.helper_types import ReadResourceContents
     from mcp.server.stdio import stdio_server
+    from mcp.server.transport_security import TransportSecuritySettings
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
     from mcp.types import Resource as MCPResource
 except ImportError as exc:  # pragma: no cover - exercised by an install without the extra
@@ -176,20 +180,40 @@ def create_mcp_server(mem: MarkdownMemory, *, prompts: MemoryPrompts = DEFAULT_P
     """
     tools = [mcp_tool(tool) for tool in create_memory_tools(mem, prompts=prompts)]
     return _MemoryServer(mem, name=name, instructions=prompts.policy, tools=tools, host=host, port=port,
-                         log_level="WARNING")
+                         transport_security=_rebinding_guard(host), log_level="WARNING")
+
+
+def _rebinding_guard(host: str) -> TransportSecuritySettings | None:
+    """The ``Host``/``Origin`` check for a server on ``host``: only its loopback names, with any port.
+
+    The SDK turns the check on for the exact strings ``127.0.0.1``, ``localhost`` and ``::1`` only;
+    every other loopback spelling (``127.0.0.2``, ``LOCALHOST``) needs it as much. Off the loopback
+    the bearer token guards the server: the names it is reached by are not known here.
+    """
+    if not is_loopback(host):
+        return None
+    names = loopback_names(host)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for name in names for form in (name, f"{name}:*")],
+        allowed_origins=[form for name in names for form in (f"http://{name}", f"http://{name}:*")],
+    )
 
 
 class _BearerGuard:
-    """ASGI middleware refusing every HTTP request without ``Authorization: Bearer <token>`` (401)."""
+    """ASGI middleware refusing every HTTP request without ``Authorization: Bearer <token>`` (401).
+
+    The scheme is matched in any case (``bearer``, ``BEARER``): RFC 7235 makes it case-insensitive.
+    """
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, given = dict(scope.get("headers") or ()).get(b"authorization", b"").partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(b" "), self.expected):
                 body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),

@@ -36,12 +36,12 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import MemoryPathError, MemoryStoreError
-from ..files.documents import Remembered
 from ..files.facts import provenance_label
 from ..files.paths import resolve_alias
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from ..search.history import as_of_date
 from ..text.redaction import scrub
+from ..types import Remembered
 from .prompt_context import search_answer
 
 if TYPE_CHECKING:

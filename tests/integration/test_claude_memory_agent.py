@@ -10,7 +10,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from pydantic import Field
 
-from langchain_md_memory import MarkdownClaudeMemoryMiddleware
+from langchain_md_memory import MarkdownClaudeMemoryMiddleware, MemoryStoreError
 from langchain_md_memory.integrations.claude_memory import CLAUDE_MEMORY_TOOL, create_claude_memory_tool
 from tests.support.models import ScriptedChatModel, scripted
 
@@ -185,3 +185,152 @@ async def test_the_async_agent_runs_the_same_commands(kw_memory):
     out = await agent.ainvoke({"messages": [HumanMessage("hi")]})
     assert [m.status for m in out["messages"] if isinstance(m, ToolMessage)] == ["success", "success"]
     assert kw_memory.get("a.md").startswith("# Top\n- async <!-- src: ")
+
+
+# -- files written by hand: their bytes are the person's --------------------------------------------
+
+HAND = (b'# Written by hand\r\n- Caf\xc3\xa9 au lait at 8\r\nexport CLIENT_SECRET="abcd1234efgh5678"\r\n'
+        b"- no line break at the end")
+GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def test_rename_and_insert_keep_a_hand_written_file_byte_for_byte(kw_memory):
+    kw_memory.store.write_bytes("notes.md", HAND)  # as a person saved it: CRLF, a secret, no final newline
+    _, replies = run(
+        kw_memory,
+        memory_call(1, "rename", old_path="/memories/notes.md", new_path="/memories/archive/notes.md"),
+        memory_call(2, "insert", path="/memories/archive/notes.md", insert_line=1,
+                    insert_text=f"- Deploy key {GITHUB_TOKEN}\n"),
+        memory_call(3, "insert", path="/memories/archive/notes.md", insert_line=5, insert_text="- The end"),
+    )
+    assert [r.status for r in replies] == ["success"] * 3
+    assert not kw_memory.exists("notes.md")
+    lines = kw_memory.read_bytes("archive/notes.md").split(b"\r\n")
+    kept = HAND.split(b"\r\n")
+    assert lines[0] == kept[0] and lines[2:5] == kept[1:]  # untouched: not decoded, not redacted
+    assert lines[1].startswith(b"- Deploy key [redacted: ") and GITHUB_TOKEN.encode() not in lines[1]
+    assert lines[5].startswith(b"- The end <!-- src: via=claude_memory ") and lines[6] == b""
+
+
+def test_rename_and_insert_keep_bytes_that_are_not_utf8(kw_memory, memory_dir):
+    (memory_dir / "cafe.md").write_bytes(b"- Caf\xe9 au lait\n- Cr\xe8me br\xfbl\xe9e\n")  # Latin-1
+    _, replies = run(
+        kw_memory,
+        memory_call(1, "insert", path="/memories/cafe.md", insert_line=1, insert_text="- Tea at 5"),
+        memory_call(2, "rename", old_path="/memories/cafe.md", new_path="/memories/food.md"),
+    )
+    assert [r.status for r in replies] == ["success"] * 2
+    assert not (memory_dir / "cafe.md").exists()
+    lines = (memory_dir / "food.md").read_bytes().split(b"\n")
+    assert lines[0] == b"- Caf\xe9 au lait" and lines[2:] == [b"- Cr\xe8me br\xfbl\xe9e", b""]
+    assert lines[1].startswith(b"- Tea at 5 <!-- src: via=claude_memory ")
+
+
+def test_a_folder_rename_moves_a_large_hand_written_file_with_the_rest(kw_memory):
+    big = b"# Log\n" + b"- an entry written by hand\n" * 60_000  # 1.6 MB, over max_write_bytes
+    kw_memory.store.write_bytes("proj/big.md", big)
+    kw_memory.write("proj/a.md", "- a\n")
+    _, replies = run(kw_memory, memory_call(1, "rename", old_path="/memories/proj",
+                                            new_path="/memories/proj2"))
+    assert replies[0].status == "success", replies[0].content
+    assert kw_memory.list_files() == ["proj2/a.md", "proj2/big.md"]
+    assert kw_memory.read_bytes("proj2/big.md") == big and kw_memory.read_bytes("proj2/a.md") == b"- a\n"
+
+
+def test_a_folder_rename_refused_for_one_file_moves_none(kw_memory):
+    deep = "proj/" + "/".join(f"d{n}" for n in range(15)) + "/deep.md"  # 16 folders: the limit
+    kw_memory.write("proj/a.md", "- a\n")
+    kw_memory.write(deep, "- deep\n")
+    before = {path: kw_memory.read_bytes(path) for path in kw_memory.list_files()}
+    _, replies = run(kw_memory, memory_call(1, "rename", old_path="/memories/proj",
+                                            new_path="/memories/x/y/proj"))
+    assert replies[0].status == "error"
+    assert "over max_path_depth=16" in replies[0].content  # 18 folders deep there
+    assert {path: kw_memory.read_bytes(path) for path in kw_memory.list_files()} == before
+
+
+def fail_writes_of(monkeypatch: Any, mem: Any, name: str) -> None:
+    """Every write of the memory's store (folder or database) to a file ``name`` fails, as on a full disk."""
+    store_class = type(mem.store)
+    for method in ("write", "write_bytes"):
+        real = getattr(store_class, method)
+
+        def failing(self: Any, path: str, data: Any, real: Any = real) -> None:
+            if path.rsplit("/", 1)[-1] == name:
+                raise MemoryStoreError(f"simulated full disk writing {path}")
+            real(self, path, data)
+
+        monkeypatch.setattr(store_class, method, failing)
+
+
+def test_a_folder_rename_whose_write_fails_half_way_moves_none(kw_memory, monkeypatch):
+    kw_memory.write("proj/a.md", "- a\n")
+    kw_memory.write("proj/b.md", "- b\n")
+    fail_writes_of(monkeypatch, kw_memory, "b.md")
+    _, replies = run(kw_memory, memory_call(1, "rename", old_path="/memories/proj",
+                                            new_path="/memories/done"))
+    assert replies[0].status == "error" and "simulated full disk writing done/b.md" in replies[0].content
+    assert kw_memory.list_files() == ["proj/a.md", "proj/b.md"]
+
+
+def test_a_folder_delete_or_rename_takes_the_stores_hidden_items_with_it(kw_memory):
+    store = kw_memory.as_store()
+    store.put(("users", "bob"), "hint", {"content": "password hint: tea"}, index=False)
+    store.put(("users", "bob"), "city", {"content": "Lives in Oslo"})
+    store.put(("users", "carol"), "hint", {"content": "hint: coffee"}, index=False)  # hidden items only
+    _, replies = run(
+        kw_memory,
+        memory_call(1, "rename", old_path="/memories/users", new_path="/memories/people"),
+        memory_call(2, "delete", path="/memories/people/carol"),
+    )
+    assert [r.status for r in replies] == ["success"] * 2, replies
+    assert kw_memory.list_files(include_unindexed=True) == ["people/bob/.store.unindexed.md",
+                                                            "people/bob/store.md"]
+    hint = store.get(("people", "bob"), "hint")
+    assert hint is not None and hint.value == {"content": "password hint: tea"}  # one namespace, whole
+    _, replies = run(kw_memory, memory_call(3, "delete", path="/memories/people"))
+    assert replies[0].content == "Successfully deleted /memories/people"
+    assert kw_memory.list_files(include_unindexed=True) == []
+    assert store.get(("people", "bob"), "hint") is None
+
+
+def test_with_a_folder_the_virtual_root_is_listed_but_never_deleted_or_moved(kw_memory):
+    model = scripted(
+        memory_call(1, "view", path="/memories"),
+        memory_call(2, "create", path="/memories/a.md", file_text="- from Claude\n"),
+        memory_call(3, "delete", path="/memories"),
+        memory_call(4, "rename", old_path="/memories", new_path="/memories/x"),
+        memory_call(5, "rename", old_path="/memories/a.md", new_path="/memories"),
+        memory_call(6, "create", path="/memories", file_text="- a file in place of the folder\n"),
+        memory_call(7, "view", path="/memories"),
+        memory_call(8, "delete", path="/memories/a.md"),
+        memory_call(9, "view", path="/memories"),  # emptied again
+        AIMessage("ok"))
+    agent = create_agent(model, middleware=[MarkdownClaudeMemoryMiddleware(kw_memory, folder="claude")])
+    out = agent.invoke({"messages": [HumanMessage("hi")]})
+    replies = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [r.status for r in replies] == ["success", "success"] + ["error"] * 4 + ["success"] * 3
+    assert replies[0].content == EMPTY_VIEW and replies[8].content == EMPTY_VIEW
+    assert replies[2].content == "Cannot delete the /memories directory itself"
+    assert replies[3].content == "Cannot rename the /memories directory itself"
+    assert replies[4].content == "The destination /memories already exists"
+    assert replies[6].content.split("\n")[2].endswith("B\t/memories/a.md")
+    assert kw_memory.list_files() == []
+
+
+def test_a_name_over_the_limit_is_a_tool_error_naming_it(kw_memory):
+    long = f"/memories/{'n' * 300}.md"
+    kw_memory.write("a.md", "- a\n")
+    _, replies = run(
+        kw_memory,
+        memory_call(1, "create", path=long, file_text="- x\n"),
+        memory_call(2, "view", path=long),
+        memory_call(3, "delete", path=long),
+        memory_call(4, "str_replace", path=long, old_str="x", new_str="y"),
+        memory_call(5, "insert", path=long, insert_line=0, insert_text="- x"),
+        memory_call(6, "rename", old_path="/memories/a.md", new_path=long),
+        memory_call(7, "rename", old_path=long, new_path="/memories/b.md"),
+    )
+    assert [r.status for r in replies] == ["error"] * 7
+    assert all("over max_name_bytes=255" in r.content for r in replies), [r.content for r in replies]
+    assert kw_memory.list_files() == ["a.md"]

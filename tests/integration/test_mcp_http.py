@@ -1,10 +1,11 @@
 """``md-memory mcp --http``: loopback by default, other addresses refused without a token, tokens enforced.
 
-The server runs as a real process; the tests talk to it on 127.0.0.1 only.
+The server runs as a real process; the tests talk to it on 127.0.0.1 (and 127.0.0.2, also loopback) only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -22,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from langchain_md_memory import MarkdownMemory
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.enable_socket,
-              pytest.mark.allow_hosts(["127.0.0.1"])]
+              pytest.mark.allow_hosts(["127.0.0.1", "127.0.0.2"])]
 
 MD_MEMORY = shutil.which("md-memory", path=str(Path(sys.executable).parent))
 TOKEN = "test-token-4f1c"
@@ -69,37 +70,50 @@ def folder(tmp_path: Path) -> Path:
     return folder
 
 
-def wait_until_listening(proc: subprocess.Popen[str], port: int) -> None:
+def wait_until_listening(proc: subprocess.Popen[str], port: int, address: str = "127.0.0.1") -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             stderr = proc.stderr.read() if proc.stderr else ""
             raise AssertionError(f"server exited {proc.returncode}: {stderr}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            with socket.create_connection((address, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.2)
     raise AssertionError("server did not start listening")
 
 
-@pytest.fixture
-def served(folder: Path, request: pytest.FixtureRequest) -> Iterator[int]:
-    token = getattr(request, "param", None)
+@contextlib.contextmanager
+def serving(folder: Path, *args: str, token: str | None = None, address: str = "127.0.0.1") -> Iterator[int]:
+    """``md-memory mcp --http`` on a free port (``args``: more options), stopped at the end."""
     port = free_port()
     proc = md_memory("--dir", str(folder), "--embeddings", "none", "mcp", "--http", "--port", str(port),
-                     token=token)
+                     *args, token=token)
     try:
-        wait_until_listening(proc, port)
+        wait_until_listening(proc, port, address)
         yield port
     finally:
         proc.terminate()
         proc.wait(timeout=20)
 
 
-async def tool_names(port: int, headers: dict[str, str] | None = None) -> list[str]:
+@pytest.fixture
+def served(folder: Path, request: pytest.FixtureRequest) -> Iterator[int]:
+    with serving(folder, token=getattr(request, "param", None)) as port:
+        yield port
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "0"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+async def tool_names(port: int, headers: dict[str, str] | None = None,
+                     address: str = "127.0.0.1") -> list[str]:
     async with httpx.AsyncClient(headers=headers, trust_env=False) as http, \
-            streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write, _), \
+            streamable_http_client(f"http://{address}:{port}/mcp", http_client=http) as (read, write, _), \
             ClientSession(read, write) as session:
         await session.initialize()
         found = await session.call_tool("memory_search", {"query": "aisle seats"})
@@ -115,17 +129,46 @@ async def test_http_binds_loopback_by_default_and_serves_the_tools(served: int) 
 @pytest.mark.parametrize("served", [TOKEN], indirect=True)
 async def test_with_a_token_a_request_without_it_is_refused(served: int) -> None:
     url = f"http://127.0.0.1:{served}/mcp"
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "0"}}}
-    headers = {"Accept": "application/json, text/event-stream"}
     async with httpx.AsyncClient(trust_env=False) as http:
-        missing = await http.post(url, json=body, headers=headers)
-        wrong = await http.post(url, json=body, headers={**headers, "Authorization": "Bearer nope"})
-    assert missing.status_code == 401 and wrong.status_code == 401
+        missing = await http.post(url, json=INITIALIZE, headers=ACCEPT)
+        wrong = await http.post(url, json=INITIALIZE, headers={**ACCEPT, "Authorization": "Bearer nope"})
+        other = await http.post(url, json=INITIALIZE, headers={**ACCEPT, "Authorization": f"Basic {TOKEN}"})
+    assert missing.status_code == 401 and wrong.status_code == 401 and other.status_code == 401
     assert missing.headers["www-authenticate"] == "Bearer"
     assert await tool_names(served, {"Authorization": f"Bearer {TOKEN}"}) == [
         "memory_search", "memory_get", "memory_update"]
+
+
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "bEaReR"])
+@pytest.mark.parametrize("served", [TOKEN], indirect=True)
+async def test_the_bearer_scheme_is_matched_case_insensitively(served: int, scheme: str) -> None:
+    # RFC 7235 section 2.1: the authentication scheme is a case-insensitive token.
+    async with httpx.AsyncClient(trust_env=False) as http:
+        reply = await http.post(f"http://127.0.0.1:{served}/mcp", json=INITIALIZE,
+                                headers={**ACCEPT, "Authorization": f"{scheme} {TOKEN}"})
+    assert reply.status_code == 200
+    assert await tool_names(served, {"Authorization": f"{scheme} {TOKEN}"}) == [
+        "memory_search", "memory_get", "memory_update"]
+
+
+@pytest.mark.parametrize(("host", "address"), [("127.0.0.2", "127.0.0.2"), ("LOCALHOST", "127.0.0.1")])
+async def test_every_loopback_host_refuses_requests_for_another_name(folder: Path, host: str,
+                                                                     address: str) -> None:
+    """DNS rebinding: a page whose name resolves to loopback must not reach the memory by that name."""
+    with serving(folder, "--host", host, address=address) as port:
+        url = f"http://{address}:{port}/mcp"
+        async with httpx.AsyncClient(trust_env=False) as http:
+            rebound = await http.post(url, json=INITIALIZE,
+                                      headers={**ACCEPT, "Host": f"evil.example:{port}"})
+            bare = await http.post(url, json=INITIALIZE, headers={**ACCEPT, "Host": "evil.example"})
+            foreign = await http.post(url, json=INITIALIZE,
+                                      headers={**ACCEPT, "Origin": f"http://evil.example:{port}"})
+            by_name = await http.post(url, json=INITIALIZE, headers={**ACCEPT, "Host": f"{host}:{port}"})
+            from_page = await http.post(url, json=INITIALIZE,
+                                        headers={**ACCEPT, "Origin": f"http://{host.lower()}:{port}"})
+        assert (rebound.status_code, bare.status_code, foreign.status_code) == (421, 421, 403)
+        assert by_name.status_code == 200 and from_page.status_code == 200
+        assert await tool_names(port, address=address) == ["memory_search", "memory_get", "memory_update"]
 
 
 @pytest.mark.parametrize("extra", [[], ["--allow-remote"]], ids=["no-flag", "flag-without-token"])

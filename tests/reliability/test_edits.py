@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from langchain_md_memory import MarkdownMemory, create_memory_tools
 
@@ -53,6 +55,28 @@ def test_append_keeps_a_mixed_files_crlf_lines(mem: MarkdownMemory) -> None:
     (mem.memory_dir / "MEMORY.md").write_bytes(b"- a\r\n- b\n- c\r\n")
     mem.append("- d")
     assert (mem.memory_dir / "MEMORY.md").read_bytes() == b"- a\r\n- b\n- c\r\n- d\r\n"
+
+
+_LINES = st.lists(st.sampled_from([b"- a\n", b"- Caf\xe9\r\n", b"\xff\xfe broken\n", b"\r\n", b"- b\r\n"]),
+                  max_size=5)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_LINES, last=st.sampled_from([b"", b"- no break at the end", b"\xe9t\xe9"]), data=st.data())
+def test_insert_lines_keeps_every_byte_around_the_new_ones(mem: MarkdownMemory, lines: list[bytes],
+                                                          last: bytes, data: st.DataObject) -> None:
+    file = mem.memory_dir / "notes.md"
+    file.write_bytes(b"".join(lines) + last)
+    whole = [*lines, last] if last else lines
+    after = data.draw(st.integers(0, len(whole)))
+    mem.insert_lines("notes.md", after, "- new one\n- new two")
+    result = file.read_bytes()
+    before, rest = b"".join(whole[:after]), b"".join(whole[after:])
+    assert result.startswith(before) and result.endswith(rest)
+    middle = result[len(before):len(result) - len(rest)]
+    eol = b"\r\n" if b"- new one\r\n" in middle else b"\n"
+    assert middle.removeprefix(eol if before and not before.endswith(b"\n") else b"") == (
+        b"- new one" + eol + b"- new two" + eol)
 
 
 @pytest.mark.parametrize("query", ["retire\u200bment age", "ｒｅｔｉｒｅｍｅｎｔ age", "retire\u00adment"])
