@@ -234,6 +234,30 @@ def test_folders_the_store_did_not_make_are_not_namespaces(store: MarkdownBaseSt
     assert [item.key for item in store.search(())] == ["k"]
 
 
+def test_a_colon_in_a_label_is_an_ordinary_folder_name(store: MarkdownBaseStore) -> None:
+    user = ("u:42",)
+    store.put(user, "food", {"content": "Loves Sichuan hotpot"})
+    store.put(("C:", "x"), "k", {"content": "a label that looks like a drive"})
+    assert store.namespace_path(user) == "u:42/store.md"
+    item = store.get(user, "food")
+    assert item is not None and item.value == {"content": "Loves Sichuan hotpot"}
+    assert [(i.namespace, i.key) for i in store.search(user)] == [(user, "food")]
+    assert [(i.namespace, i.key) for i in store.search(user, query="hotpot")] == [(user, "food")]
+    assert store.list_namespaces() == [("C:", "x"), user]
+    assert [h.path for h in store.memory.search("Sichuan hotpot")] == ["u:42/store.md"]
+    store.delete(user, "food")
+    assert store.get(user, "food") is None
+    assert store.list_namespaces() == [("C:", "x")]
+
+
+async def test_a_colon_in_a_label_works_async(store: MarkdownBaseStore) -> None:
+    await store.aput(("u:42", "prefs"), "tea", {"content": "green tea"})
+    item = await store.aget(("u:42", "prefs"), "tea")
+    assert item is not None and item.value == {"content": "green tea"}
+    assert [i.key for i in await store.asearch(("u:42",))] == ["tea"]
+    assert await store.alist_namespaces(prefix=("u:42",)) == [("u:42", "prefs")]
+
+
 def store_text_like(key: str) -> str:
     stamp = "2026-07-14T00:00:00+00:00"
     return f'## {key}\n<!-- md-memory: {{"created_at": "{stamp}", "updated_at": "{stamp}"}} -->\n\nbody\n'
