@@ -18,6 +18,7 @@ from langgraph.store.base import (
     MatchCondition,
     PutOp,
     SearchOp,
+    TTLConfig,
 )
 
 from langchain_md_memory import MarkdownMemory, MemoryPathError
@@ -839,6 +840,57 @@ def test_store_update_holds_the_lock_for_the_whole_cycle(tmp_path: Path) -> None
     for t in threads:
         t.join(timeout=60)
     assert md.read("n.md") == "80"
+
+
+# -- expiries written by hand ---------------------------------------------------------
+
+
+def hand_write_expiry(store: MarkdownBaseStore, namespace: tuple[str, ...], key: str, comment: str) -> None:
+    """Put ``comment`` after ``key``'s md-memory line, as a person editing the file would."""
+
+    def edit(old: str | None) -> str:
+        assert old is not None
+        lines = old.split("\n")
+        meta = lines.index(f"## {key}") + 1
+        lines[meta] = f"{lines[meta]} {comment}"
+        return "\n".join(lines)
+
+    store.memory.update(store.namespace_path(namespace), edit)
+
+
+FOREVER = "<!-- expires: 9999-12-31 -->"
+
+
+def test_an_expiry_on_the_last_representable_day_never_expires_and_breaks_nothing(
+    store: MarkdownBaseStore,
+) -> None:
+    store.put(ALICE, "forever", {"content": "kept for good"})
+    store.put(ALICE, "ttl", {"content": "refreshed by reads"}, ttl=60)
+    hand_write_expiry(store, ALICE, "forever", FOREVER)
+    for ttl in (None, TTLConfig(refresh_on_read=True, omit_expired=True)):
+        view = store.memory.as_store(ttl=ttl)
+        item = view.get(ALICE, "forever")
+        assert item is not None and item.value == {"content": "kept for good"}
+        assert [i.key for i in view.search(ALICE)] == ["ttl", "forever"]
+        assert {i.key for i in view.search(ALICE, query="kept for good")} == {"forever", "ttl"}
+        assert view.list_namespaces() == [ALICE]
+        assert view.sweep_ttl() == 0
+    store.put(ALICE, "other", {"content": "written beside it"})
+    store.put(BOB, "k", {"content": "another namespace"})
+    assert store.get(ALICE, "ttl", refresh_ttl=True) is not None
+    assert store.memory.get(store.namespace_path(ALICE)).count(FOREVER) == 1  # kept as written
+    assert store.memory.as_store(ttl=TTLConfig(omit_expired=True)).get(ALICE, "forever") is not None
+
+
+async def test_an_expiry_on_the_last_representable_day_breaks_no_async_call(store: MarkdownBaseStore) -> None:
+    await store.aput(ALICE, "forever", {"content": "kept for good"})
+    hand_write_expiry(store, ALICE, "forever", FOREVER)
+    item = await store.aget(ALICE, "forever")
+    assert item is not None and item.value == {"content": "kept for good"}
+    await store.aput(ALICE, "other", {"content": "written beside it"})
+    assert [i.key for i in await store.asearch(ALICE)] == ["other", "forever"]
+    assert await store.alist_namespaces() == [ALICE]
+    assert await store.asweep_ttl() == 0
 
 
 # -- async ----------------------------------------------------------------------------
