@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from langgraph.store.base import (
 )
 
 from langchain_md_memory import MarkdownMemory, MemoryPathError
-from langchain_md_memory.errors import MemoryStoreError
+from langchain_md_memory.errors import MemoryInputError, MemoryStoreError
 from langchain_md_memory.files.store import MarkdownStore
 from langchain_md_memory.integrations.basestore import NAMESPACE_FILE, MarkdownBaseStore, unindexed_file_name
 from langchain_md_memory.integrations.tools import create_memory_tools
@@ -340,6 +341,66 @@ def test_search_pages_with_limit_and_offset(store: MarkdownBaseStore) -> None:
 def test_default_limit_is_ten(store: MarkdownBaseStore) -> None:
     store.batch([PutOp(ALICE, f"k{n}", {"content": str(n)}) for n in range(12)])
     assert len(store.search(ALICE)) == 10
+
+
+@pytest.mark.parametrize("filter_", ["string", ["kind", "pref"], 42])
+def test_a_filter_that_is_not_a_mapping_is_refused(store: MarkdownBaseStore, filter_: object) -> None:
+    put_people(store)
+    for query in (None, "tea"):
+        with pytest.raises(MemoryInputError, match=r"filter must be a dict .* got " + type(filter_).__name__):
+            store.search((), query=query, filter=filter_)  # type: ignore[arg-type]
+
+
+def test_filters_compare_numbers_beyond_a_float_exactly(store: MarkdownBaseStore) -> None:
+    put_people(store)
+    store.put(("teams", "x"), "big", {"content": "a number no float holds", "age": 10**400})
+    assert store.search((), filter={"age": {"$gt": 10**400}}) == []
+    assert [i.key for i in store.search((), filter={"age": {"$gte": 10**400}})] == ["big"]
+    assert [i.key for i in store.search((), filter={"age": {"$lt": -(10**400)}})] == []
+    assert [i.key for i in store.search((), filter={"age": {"$gt": 40, "$lt": 10**400}})] == ["p2"]
+    assert [i.key for i in store.search(("teams",), filter={"age": {"$gt": 10**300}})] == ["big"]
+
+
+@pytest.mark.parametrize("query", [123, b"tea"])
+def test_a_query_that_is_not_a_string_is_refused(store: MarkdownBaseStore, query: object) -> None:
+    put_people(store)
+    with pytest.raises(MemoryInputError, match="query must be a string .* got " + type(query).__name__):
+        store.search((), query=query)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    ({"limit": 1.5}, "limit=1.5"), ({"limit": "3"}, "limit='3'"), ({"limit": True}, "limit=True"),
+    ({"offset": 0.5}, "offset=0.5"),
+])
+def test_a_page_that_is_not_a_whole_number_is_refused(store: MarkdownBaseStore, arguments: dict[str, object],
+                                                      named: str) -> None:
+    put_people(store)
+    for call in (lambda: store.search((), **arguments), lambda: store.search((), query="tea", **arguments),
+                 lambda: store.list_namespaces(**arguments)):
+        with pytest.raises(MemoryInputError, match=re.escape(named) + ".*a whole number, 0 or more"):
+            call()
+
+
+@pytest.mark.parametrize("depth", [1.5, "1"])
+def test_a_max_depth_that_is_not_a_whole_number_is_refused(store: MarkdownBaseStore, depth: object) -> None:
+    put_people(store)
+    with pytest.raises(MemoryInputError, match=re.escape(f"max_depth={depth!r}") + ".*a whole number"):
+        store.list_namespaces(max_depth=depth)  # type: ignore[arg-type]
+
+
+async def test_bad_search_arguments_are_refused_async_and_spare_the_calls_beside_them(
+    store: MarkdownBaseStore,
+) -> None:
+    await store.aput(ALICE, "k", {"content": "tea", "n": 3})
+    good, bad_filter, bad_limit, bad_depth = await asyncio.gather(
+        store.asearch(ALICE), store.asearch(ALICE, filter="string"),  # type: ignore[arg-type]
+        store.asearch(ALICE, limit=1.5), store.alist_namespaces(max_depth=1.5),  # type: ignore[arg-type]
+        return_exceptions=True)
+    assert [i.key for i in good] == ["k"]  # type: ignore[union-attr]
+    assert isinstance(bad_filter, MemoryInputError) and "filter must be a dict" in str(bad_filter)
+    assert isinstance(bad_limit, MemoryInputError) and "limit=1.5" in str(bad_limit)
+    assert isinstance(bad_depth, MemoryInputError) and "max_depth=1.5" in str(bad_depth)
+    assert [i.key for i in await store.asearch(ALICE, filter={"n": {"$lt": 10**400}})] == ["k"]
 
 
 # -- search with a query ------------------------------------------------------------
