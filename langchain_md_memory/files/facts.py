@@ -39,7 +39,9 @@ from ..text import normalize_text, token_set
 __all__ = [
     "FactLine",
     "expired",
+    "expires_on",
     "expiry_date",
+    "expiry_day",
     "fact_lines",
     "hidden_lines",
     "normalize_fact",
@@ -55,6 +57,7 @@ __all__ = [
 _SRC_RE = re.compile(r"<!--\s*src:\s*(.*?)\s*-->")
 _DAY_RE = re.compile(r"(?:^|\s)(\d{4}-\d{2}-\d{2})$")  # provenance_label ends with the day
 _EXPIRES_RE = re.compile(r"<!--\s*expires:\s*(\d{4}-\d{2}-\d{2})\s*-->")
+_DAY_FORM_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _EXPIRES_COMMENT_RE = re.compile(r"[ \t]*<!--[ \t]*expires:[^\n]*?-->")
 _ANNOTATION_RE = re.compile(r"[ \t]*<!--[ \t]*(?:src|expires):[^\n]*?-->")
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
@@ -219,15 +222,30 @@ def provenance_day(sources: Sequence[str]) -> dt.date | None:
     return max(days, default=None)
 
 
+def expiry_day(text: str) -> dt.date | None:
+    """The day an expiry written as ``YYYY-MM-DD`` names (the last day it holds), else ``None``.
+
+    The one reading of that form, for a fact's ``<!-- expires: 2027-01-31 -->`` and a store
+    item's alike: other ISO forms (``2027-W05-1``, ``20270131``) and impossible days are no day.
+    """
+    if not _DAY_FORM_RE.fullmatch(text):
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:  # 2026-13-40 names no day
+        return None
+
+
+def expires_on(line: str) -> dt.date | None:
+    """The last day ``line`` holds by its ``<!-- expires: YYYY-MM-DD -->`` comment; ``None`` without one."""
+    found = _EXPIRES_RE.search(line)
+    return None if found is None else expiry_day(found[1])
+
+
 def expired(line: str, today: dt.date) -> bool:
     """True when ``line`` carries ``<!-- expires: YYYY-MM-DD -->`` and that day has passed."""
-    found = _EXPIRES_RE.search(line)
-    if found is None:
-        return False
-    try:
-        return dt.date.fromisoformat(found[1]) < today
-    except ValueError:
-        return False
+    day = expires_on(line)
+    return day is not None and day < today
 
 
 def expiry_date(value: str | dt.date, today: dt.date) -> dt.date:
@@ -243,10 +261,7 @@ def expiry_date(value: str | dt.date, today: dt.date) -> dt.date:
         day = value
     else:
         text = str(value).strip()
-        try:
-            day = dt.date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
-        except ValueError:
-            day = None
+        day = expiry_day(text)
         if day is None:
             raise MemoryInputError(
                 f"expires={text!r} is not a date: give the last day the fact holds as YYYY-MM-DD, "

@@ -103,15 +103,15 @@ def is_memory_file(relpath: str) -> bool:
     return is_managed_file(relpath) or is_unindexed_file(relpath)
 
 
-_DRIVE_RE = re.compile(r"^[A-Za-z]:")
-
-
 def normalize_relpath(path: str) -> str:
     """Validate a user-given relative path and return it in POSIX form.
 
+    A memory path is the same in a folder and in a database: ``/``-separated names, any character
+    but NUL and ``\\`` (a colon included: ``u:42/store.md`` is a folder ``u:42``).
+
     Raises:
         MemoryPathError: for empty paths, NUL bytes, backslashes, absolute
-            paths, drive letters or any ``..`` component.
+            paths or any ``..`` component.
     """
     if not isinstance(path, str) or not path.strip():
         raise MemoryPathError("Path is empty: give a file inside the memory directory, e.g. 'MEMORY.md'")
@@ -119,7 +119,7 @@ def normalize_relpath(path: str) -> str:
         raise MemoryPathError(f"Path contains a NUL byte: {path!r}")
     if "\\" in path:
         raise MemoryPathError(f"Path uses a backslash; use '/' separators: {path!r}")
-    if path.startswith(("/", "~")) or _DRIVE_RE.match(path):
+    if path.startswith(("/", "~")):
         raise MemoryPathError(f"Path must be relative to the memory directory, got absolute path {path!r}")
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if ".." in parts:
@@ -152,15 +152,21 @@ def check_relpath(path: str, *, max_path_depth: int, max_name_bytes: int) -> str
     return rel
 
 
+_WINDOWS = os.name == "nt"
+
+
 def resolve_memory_path(root: Path, path: str) -> Path:
     """Return the absolute path of ``path`` inside ``root``, or raise.
 
-    Symlinks are resolved: one that points outside ``root`` is refused.
+    Symlinks are resolved: one that points outside ``root`` is refused. On Windows a ``:`` is
+    refused too: there it names a drive (``C:x.md`` leaves ``root``) or a hidden stream of a file.
 
     Raises:
         MemoryPathError: when the path is malformed or escapes ``root``.
     """
     rel = normalize_relpath(path)
+    if _WINDOWS and ":" in rel:
+        raise MemoryPathError(f"Path holds ':', which a Windows file name cannot: {path!r}")
     base = Path(os.path.realpath(root))
     target = Path(os.path.realpath(base / rel))
     if target != base and base not in target.parents:

@@ -29,8 +29,8 @@ logger = logging.getLogger(__name__)
 
 
 def scan_folder(root: Path, wanted: Callable[[str], bool], *, max_depth: int,
-                resolve: Callable[[str], Path],
-                folders: dict[str, int] | None = None) -> dict[str, tuple[int, int]]:
+                resolve: Callable[[str], Path], folders: dict[str, int] | None = None,
+                refused: dict[str, str] | None = None) -> dict[str, tuple[int, int]]:
     """Every wanted regular file under ``root`` with its ``(mtime_ns, size)``, from one walk.
 
     Hidden entries are skipped (but for the unindexed store files when ``wanted`` is
@@ -38,10 +38,12 @@ def scan_folder(root: Path, wanted: Callable[[str], bool], *, max_depth: int,
     symlinks pay for the full guard (``resolve``): a regular file met while walking
     the real tree under root is inside it by construction. ``folders``, when given,
     receives each folder walked (``""``, ``"memory/"``, ...) with its ``mtime_ns``,
-    taken before it is listed (see :func:`folder_stamps`).
+    taken before it is listed (see :func:`folder_stamps`). ``refused``, when given,
+    receives each wanted file the path guard refuses, with why: a name no memory path may
+    have (``a\\b.md``), a symlink leading outside ``root``.
     """
     found: dict[str, tuple[int, int]] = {}
-    _scan_dir(str(root), "", found, wanted, max_depth, resolve, folders)
+    _scan_dir(str(root), "", found, wanted, max_depth, resolve, folders, refused)
     return found
 
 
@@ -62,22 +64,21 @@ def folder_stamps(root: Path, folders: Iterable[str]) -> dict[str, int]:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _valid_relpath(rel: str) -> bool:
+def _verdict(wanted: Callable[[str], bool], rel: str) -> bool | str:
+    """True for a wanted file, False for one not wanted, else why the path guard refuses its name."""
+    # A memory's names rarely change: a walk decides each path once, then only stats it.
+    if not wanted(rel):
+        return False
     try:
         normalize_relpath(rel)
-    except MemoryPathError:
-        return False
+    except MemoryPathError as exc:
+        return f"{exc}: no memory path can name this file; rename it to index it"
     return True
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _is_wanted(wanted: Callable[[str], bool], rel: str) -> bool:
-    # A memory's names rarely change: a walk decides each path once, then only stats it.
-    return wanted(rel) and _valid_relpath(rel)
-
-
 def _scan_dir(directory: str, base: str, found: dict[str, tuple[int, int]], wanted: Callable[[str], bool],
-              max_depth: int, resolve: Callable[[str], Path], folders: dict[str, int] | None) -> None:
+              max_depth: int, resolve: Callable[[str], Path], folders: dict[str, int] | None,
+              refused: dict[str, str] | None) -> None:
     try:
         if folders is not None:  # before listing: a change made while listing moves it past this
             folders[base] = os.stat(directory).st_mtime_ns
@@ -94,13 +95,22 @@ def _scan_dir(directory: str, base: str, found: dict[str, tuple[int, int]], want
         try:
             if entry.is_dir(follow_symlinks=False):
                 if rel.count("/") < max_depth:
-                    _scan_dir(entry.path, rel + "/", found, wanted, max_depth, resolve, folders)
+                    _scan_dir(entry.path, rel + "/", found, wanted, max_depth, resolve, folders, refused)
                 continue
-            if name[-3:].lower() != ".md" or not _is_wanted(wanted, rel):
+            if name[-3:].lower() != ".md":
+                continue
+            verdict = _verdict(wanted, rel)
+            if verdict is not True:
+                if verdict and refused is not None:
+                    refused[rel] = verdict
                 continue
             st = os.stat(resolve(rel)) if entry.is_symlink() else entry.stat(follow_symlinks=False)
-        except (MemoryPathError, OSError):
-            logger.debug("skipping %s: outside the memory directory or malformed", rel)
+        except MemoryPathError as exc:  # a symlink leading outside the memory
+            if refused is not None:
+                refused[rel] = f"{exc}: the memory reads no file outside its folder; move it in to index it"
+            continue
+        except OSError:
+            logger.debug("skipping %s: unreadable", rel)
             continue
         if stat_module.S_ISREG(st.st_mode):
             found[rel] = (st.st_mtime_ns, st.st_size)

@@ -25,13 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .facts import (
-    _EXPIRES_RE,
     _HEADING_RE,
     _MARKER_RE,
     _SUPERSEDED_RE,
     HISTORY_TITLES,
     _outline,
     expired,
+    expires_on,
     fact_lines,
     hidden_lines,
     normalize_fact,
@@ -80,8 +80,7 @@ def expire_in(text: str, today: dt.date) -> tuple[str, tuple[str, ...]]:
              if n not in numbers]
     entries = []
     for fact in gone:
-        day = _EXPIRES_RE.search(fact.text)
-        entries.append(_history_entry(fact.text, dt.date.fromisoformat(day[1]) if day else today, "expired"))
+        entries.append(_history_entry(fact.text, expires_on(fact.text) or today, "expired"))
     _add_history(lines, entries)
     return "\n".join(lines) + ("\n" if ends_with_newline else ""), tuple(fact.text for fact in gone)
 

@@ -194,17 +194,19 @@ class MarkdownStore:
         """
         return sorted(self.scan(include_unindexed=include_unindexed))
 
-    def scan(self, *, include_unindexed: bool = False,
-             folders: dict[str, int] | None = None) -> dict[str, tuple[int, int]]:
+    def scan(self, *, include_unindexed: bool = False, folders: dict[str, int] | None = None,
+             refused: dict[str, str] | None = None) -> dict[str, tuple[int, int]]:
         """Every managed file with its ``(mtime_ns, size)``, from one directory walk.
 
         Only symlinks pay for the full guard (``realpath``): a regular file met
         while walking the real tree under root is inside it by construction.
-        ``folders``, when given, receives the ``mtime_ns`` of every folder walked.
+        ``folders``, when given, receives the ``mtime_ns`` of every folder walked;
+        ``refused``, the Markdown files whose names the path guard refuses, with why.
         """
         wanted = is_memory_file if include_unindexed else is_managed_file
         depth = self.max_path_depth if self.recursive else 0
-        return scan_folder(self.root, wanted, max_depth=depth, resolve=self.resolve, folders=folders)
+        return scan_folder(self.root, wanted, max_depth=depth, resolve=self.resolve, folders=folders,
+                           refused=refused)
 
     def folder_stamps(self, folders: Iterable[str]) -> dict[str, int]:
         """``mtime_ns`` of these folders (as :meth:`scan` named them): one ``stat`` each.

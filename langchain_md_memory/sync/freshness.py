@@ -63,8 +63,8 @@ WALK_EVERY_S = 1.0
 class _Folders(Protocol):
     """A store in a folder tree (:class:`~langchain_md_memory.files.store.MarkdownStore`)."""
 
-    def scan(self, *, include_unindexed: bool = False,
-             folders: dict[str, int] | None = None) -> dict[str, tuple[int, int]]: ...
+    def scan(self, *, include_unindexed: bool = False, folders: dict[str, int] | None = None,
+             refused: dict[str, str] | None = None) -> dict[str, tuple[int, int]]: ...
 
     def folder_stamps(self, folders: Iterable[str]) -> dict[str, int]: ...
 
@@ -81,15 +81,22 @@ class FolderCheck:
         self._behind: threading.Thread | None = None
         self._behind_lock = threading.Lock()
         self._pending: Callable[[dict[str, tuple[int, int]]], None] | None = None
+        self.refused: dict[str, str] = {}
+        """Markdown files the last walk met that the path guard refuses (a name no memory path may have,
+        ``a\\b.md``; a symlink leading outside the folder), and why."""
 
     def walk(self) -> dict[str, tuple[int, int]]:
         """Every document's ``(mtime_ns, size)``; a folder store's folders are remembered with it."""
         if self._tree is None:
             return self.store.scan()
         folders: dict[str, int] = {}
+        refused: dict[str, str] = {}
         started, wall = time.monotonic(), time.time_ns()
-        found = self._tree.scan(folders=folders)
+        found = self._tree.scan(folders=folders, refused=refused)
         now = time.monotonic()
+        for rel in refused.keys() - self.refused.keys():
+            logger.warning("not indexing %s: %s", rel, refused[rel])
+        self.refused = refused
         trusted = all(wall - stamp > RACY_NS for stamp in folders.values())
         self._folders = folders if trusted else None
         self._next_walk = now + max(WALK_EVERY_S, WALK_SHARE * (now - started))

@@ -80,6 +80,12 @@ class Indexer:
         self.embedding_error: str | None = None
 
     @property
+    def skipped_files(self) -> dict[str, str]:
+        """Every Markdown file the index leaves out, and why: :attr:`skipped`, and the files the last
+        walk found the path guard refuses (a name no memory path may have, a symlink leading outside)."""
+        return {**self.freshness.refused, **self.skipped}
+
+    @property
     def index(self) -> SearchIndex:
         """The index in use now (the handle swaps it on rebuild or recovery)."""
         return self.handle.index

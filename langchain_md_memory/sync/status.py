@@ -41,7 +41,7 @@ def memory_status(location: str, indexer: Indexer, embedder: EmbeddingClient | N
         "identity_changed_from": indexer.identity_changed_from,
         "embedding_error": indexer.embedding_error,
         "waiting_for_embeddings": 0 if embedder is None else chunks - embedded,
-        "skipped_files": dict(indexer.skipped),
+        "skipped_files": indexer.skipped_files,
         "file_warnings": dict(indexer.warnings),
         "index_fallback": indexer.handle.fallback,
         "index_repaired": index.repaired,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -18,10 +19,11 @@ from langgraph.store.base import (
     MatchCondition,
     PutOp,
     SearchOp,
+    TTLConfig,
 )
 
 from langchain_md_memory import MarkdownMemory, MemoryPathError
-from langchain_md_memory.errors import MemoryStoreError
+from langchain_md_memory.errors import MemoryInputError, MemoryStoreError
 from langchain_md_memory.files.store import MarkdownStore
 from langchain_md_memory.integrations.basestore import NAMESPACE_FILE, MarkdownBaseStore, unindexed_file_name
 from langchain_md_memory.integrations.tools import create_memory_tools
@@ -234,6 +236,30 @@ def test_folders_the_store_did_not_make_are_not_namespaces(store: MarkdownBaseSt
     assert [item.key for item in store.search(())] == ["k"]
 
 
+def test_a_colon_in_a_label_is_an_ordinary_folder_name(store: MarkdownBaseStore) -> None:
+    user = ("u:42",)
+    store.put(user, "food", {"content": "Loves Sichuan hotpot"})
+    store.put(("C:", "x"), "k", {"content": "a label that looks like a drive"})
+    assert store.namespace_path(user) == "u:42/store.md"
+    item = store.get(user, "food")
+    assert item is not None and item.value == {"content": "Loves Sichuan hotpot"}
+    assert [(i.namespace, i.key) for i in store.search(user)] == [(user, "food")]
+    assert [(i.namespace, i.key) for i in store.search(user, query="hotpot")] == [(user, "food")]
+    assert store.list_namespaces() == [("C:", "x"), user]
+    assert [h.path for h in store.memory.search("Sichuan hotpot")] == ["u:42/store.md"]
+    store.delete(user, "food")
+    assert store.get(user, "food") is None
+    assert store.list_namespaces() == [("C:", "x")]
+
+
+async def test_a_colon_in_a_label_works_async(store: MarkdownBaseStore) -> None:
+    await store.aput(("u:42", "prefs"), "tea", {"content": "green tea"})
+    item = await store.aget(("u:42", "prefs"), "tea")
+    assert item is not None and item.value == {"content": "green tea"}
+    assert [i.key for i in await store.asearch(("u:42",))] == ["tea"]
+    assert await store.alist_namespaces(prefix=("u:42",)) == [("u:42", "prefs")]
+
+
 def store_text_like(key: str) -> str:
     stamp = "2026-07-14T00:00:00+00:00"
     return f'## {key}\n<!-- md-memory: {{"created_at": "{stamp}", "updated_at": "{stamp}"}} -->\n\nbody\n'
@@ -315,6 +341,66 @@ def test_search_pages_with_limit_and_offset(store: MarkdownBaseStore) -> None:
 def test_default_limit_is_ten(store: MarkdownBaseStore) -> None:
     store.batch([PutOp(ALICE, f"k{n}", {"content": str(n)}) for n in range(12)])
     assert len(store.search(ALICE)) == 10
+
+
+@pytest.mark.parametrize("filter_", ["string", ["kind", "pref"], 42])
+def test_a_filter_that_is_not_a_mapping_is_refused(store: MarkdownBaseStore, filter_: object) -> None:
+    put_people(store)
+    for query in (None, "tea"):
+        with pytest.raises(MemoryInputError, match=r"filter must be a dict .* got " + type(filter_).__name__):
+            store.search((), query=query, filter=filter_)  # type: ignore[arg-type]
+
+
+def test_filters_compare_numbers_beyond_a_float_exactly(store: MarkdownBaseStore) -> None:
+    put_people(store)
+    store.put(("teams", "x"), "big", {"content": "a number no float holds", "age": 10**400})
+    assert store.search((), filter={"age": {"$gt": 10**400}}) == []
+    assert [i.key for i in store.search((), filter={"age": {"$gte": 10**400}})] == ["big"]
+    assert [i.key for i in store.search((), filter={"age": {"$lt": -(10**400)}})] == []
+    assert [i.key for i in store.search((), filter={"age": {"$gt": 40, "$lt": 10**400}})] == ["p2"]
+    assert [i.key for i in store.search(("teams",), filter={"age": {"$gt": 10**300}})] == ["big"]
+
+
+@pytest.mark.parametrize("query", [123, b"tea"])
+def test_a_query_that_is_not_a_string_is_refused(store: MarkdownBaseStore, query: object) -> None:
+    put_people(store)
+    with pytest.raises(MemoryInputError, match="query must be a string .* got " + type(query).__name__):
+        store.search((), query=query)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    ({"limit": 1.5}, "limit=1.5"), ({"limit": "3"}, "limit='3'"), ({"limit": True}, "limit=True"),
+    ({"offset": 0.5}, "offset=0.5"),
+])
+def test_a_page_that_is_not_a_whole_number_is_refused(store: MarkdownBaseStore, arguments: dict[str, object],
+                                                      named: str) -> None:
+    put_people(store)
+    for call in (lambda: store.search((), **arguments), lambda: store.search((), query="tea", **arguments),
+                 lambda: store.list_namespaces(**arguments)):
+        with pytest.raises(MemoryInputError, match=re.escape(named) + ".*a whole number, 0 or more"):
+            call()
+
+
+@pytest.mark.parametrize("depth", [1.5, "1"])
+def test_a_max_depth_that_is_not_a_whole_number_is_refused(store: MarkdownBaseStore, depth: object) -> None:
+    put_people(store)
+    with pytest.raises(MemoryInputError, match=re.escape(f"max_depth={depth!r}") + ".*a whole number"):
+        store.list_namespaces(max_depth=depth)  # type: ignore[arg-type]
+
+
+async def test_bad_search_arguments_are_refused_async_and_spare_the_calls_beside_them(
+    store: MarkdownBaseStore,
+) -> None:
+    await store.aput(ALICE, "k", {"content": "tea", "n": 3})
+    good, bad_filter, bad_limit, bad_depth = await asyncio.gather(
+        store.asearch(ALICE), store.asearch(ALICE, filter="string"),  # type: ignore[arg-type]
+        store.asearch(ALICE, limit=1.5), store.alist_namespaces(max_depth=1.5),  # type: ignore[arg-type]
+        return_exceptions=True)
+    assert [i.key for i in good] == ["k"]  # type: ignore[union-attr]
+    assert isinstance(bad_filter, MemoryInputError) and "filter must be a dict" in str(bad_filter)
+    assert isinstance(bad_limit, MemoryInputError) and "limit=1.5" in str(bad_limit)
+    assert isinstance(bad_depth, MemoryInputError) and "max_depth=1.5" in str(bad_depth)
+    assert [i.key for i in await store.asearch(ALICE, filter={"n": {"$lt": 10**400}})] == ["k"]
 
 
 # -- search with a query ------------------------------------------------------------
@@ -815,6 +901,57 @@ def test_store_update_holds_the_lock_for_the_whole_cycle(tmp_path: Path) -> None
     for t in threads:
         t.join(timeout=60)
     assert md.read("n.md") == "80"
+
+
+# -- expiries written by hand ---------------------------------------------------------
+
+
+def hand_write_expiry(store: MarkdownBaseStore, namespace: tuple[str, ...], key: str, comment: str) -> None:
+    """Put ``comment`` after ``key``'s md-memory line, as a person editing the file would."""
+
+    def edit(old: str | None) -> str:
+        assert old is not None
+        lines = old.split("\n")
+        meta = lines.index(f"## {key}") + 1
+        lines[meta] = f"{lines[meta]} {comment}"
+        return "\n".join(lines)
+
+    store.memory.update(store.namespace_path(namespace), edit)
+
+
+FOREVER = "<!-- expires: 9999-12-31 -->"
+
+
+def test_an_expiry_on_the_last_representable_day_never_expires_and_breaks_nothing(
+    store: MarkdownBaseStore,
+) -> None:
+    store.put(ALICE, "forever", {"content": "kept for good"})
+    store.put(ALICE, "ttl", {"content": "refreshed by reads"}, ttl=60)
+    hand_write_expiry(store, ALICE, "forever", FOREVER)
+    for ttl in (None, TTLConfig(refresh_on_read=True, omit_expired=True)):
+        view = store.memory.as_store(ttl=ttl)
+        item = view.get(ALICE, "forever")
+        assert item is not None and item.value == {"content": "kept for good"}
+        assert [i.key for i in view.search(ALICE)] == ["ttl", "forever"]
+        assert {i.key for i in view.search(ALICE, query="kept for good")} == {"forever", "ttl"}
+        assert view.list_namespaces() == [ALICE]
+        assert view.sweep_ttl() == 0
+    store.put(ALICE, "other", {"content": "written beside it"})
+    store.put(BOB, "k", {"content": "another namespace"})
+    assert store.get(ALICE, "ttl", refresh_ttl=True) is not None
+    assert store.memory.get(store.namespace_path(ALICE)).count(FOREVER) == 1  # kept as written
+    assert store.memory.as_store(ttl=TTLConfig(omit_expired=True)).get(ALICE, "forever") is not None
+
+
+async def test_an_expiry_on_the_last_representable_day_breaks_no_async_call(store: MarkdownBaseStore) -> None:
+    await store.aput(ALICE, "forever", {"content": "kept for good"})
+    hand_write_expiry(store, ALICE, "forever", FOREVER)
+    item = await store.aget(ALICE, "forever")
+    assert item is not None and item.value == {"content": "kept for good"}
+    await store.aput(ALICE, "other", {"content": "written beside it"})
+    assert [i.key for i in await store.asearch(ALICE)] == ["other", "forever"]
+    assert await store.alist_namespaces() == [ALICE]
+    assert await store.asweep_ttl() == 0
 
 
 # -- async ----------------------------------------------------------------------------

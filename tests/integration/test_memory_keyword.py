@@ -46,6 +46,16 @@ def test_another_form_of_an_english_word_finds_the_note(kw_memory):
     assert kw_memory.search("Saturdays")[0].path == "MEMORY.md"
 
 
+def test_a_colon_in_a_file_name_is_an_ordinary_character(kw_memory):
+    kw_memory.append("- Kayak trip to Lofoten", file="a:b.md")
+    kw_memory.append("- Lease ends in May", file="C:/home.md")
+    assert [h.path for h in kw_memory.search("Lofoten")] == ["a:b.md"]
+    assert [h.path for h in kw_memory.search("lease")] == ["C:/home.md"]
+    assert kw_memory.get("a:b.md") == "- Kayak trip to Lofoten\n"
+    assert sorted(kw_memory.list_files()) == ["C:/home.md", "a:b.md"]
+    assert kw_memory.status()["skipped_files"] == {}
+
+
 def test_hit_line_numbers_point_at_the_text(kw_memory):
     kw_memory.append(PREFS)
     hit = kw_memory.search("retire")[0]

@@ -64,15 +64,15 @@ from .expiry import check_ttl
 from .filters import namespace_matches, value_matches
 from .folders import NamespaceFiles
 from .items import (
-    check_page,
     check_put,
     indexed_items,
     only_preamble,
     redacted_value,
     to_item,
     to_search_item,
+    validate_op,
 )
-from .namespaces import NAMESPACE_FILE, unindexed_file_name, validate_op
+from .namespaces import NAMESPACE_FILE, unindexed_file_name
 from .query import Ident, index_config, query_scores, rank_items, similarities, store_fields
 from .sections import StoredItem, check_key, namespace_preamble
 from .sweeper import Sweeper
@@ -271,7 +271,6 @@ class MarkdownBaseStore(BaseStore):
     # -- search ---------------------------------------------------------------------
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        check_page(op.limit, op.offset)
         prefix = tuple(op.namespace_prefix)
         if op.query:
             ranked = self._query_search(op, prefix)
@@ -377,9 +376,6 @@ class MarkdownBaseStore(BaseStore):
     # -- namespaces -----------------------------------------------------------------
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        check_page(op.limit, op.offset)
-        if op.max_depth is not None and op.max_depth < 0:
-            raise MemoryInputError(f"max_depth must be 0 or more, got {op.max_depth}")
         namespaces = [
             namespace
             for namespace in self._files.namespaces(())

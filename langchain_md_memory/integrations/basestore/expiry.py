@@ -28,9 +28,12 @@ import re
 from dataclasses import dataclass
 
 from ...errors import MemoryInputError
+from ...files.facts import expiry_day
 
 __all__ = ["Expiry", "check_ttl", "parse_expiry"]
 
+# The last whole second a datetime holds: written back as it reads (a comment keeps at most milliseconds).
+_END_OF_TIME = dt.datetime.max.replace(microsecond=0, tzinfo=dt.UTC)
 _COMMENT_RE = re.compile(r"<!--[ \t]*expires:[ \t]*(\S+?),?(?:[ \t]+ttl[ \t]+(\S+)[ \t]+min)?[ \t]*-->")
 
 
@@ -78,22 +81,38 @@ def check_ttl(minutes: float) -> float:
 
 
 def parse_expiry(line: str) -> Expiry | None:
-    """The expiry in ``line``'s ``<!-- expires: ... -->`` comment, or ``None`` (none, or unreadable)."""
+    """The expiry in ``line``'s ``<!-- expires: ... -->`` comment, or ``None`` (none, or unreadable).
+
+    Every read of an item goes through here, so nothing a person writes in the comment can make
+    it raise: the last day a date can name (``9999-12-31``) expires at the end of time.
+    """
     match = _COMMENT_RE.search(line)
     if match is None:
         return None
     moment, minutes = match[1], match[2]
     try:
-        if len(moment) == 10:  # a bare date: the last day the item holds
-            at = dt.datetime.combine(dt.date.fromisoformat(moment) + dt.timedelta(days=1), dt.time(),
-                                     dt.UTC)
+        if len(moment) == 10:  # a bare date: the last day the item holds, read as a fact's is
+            day = expiry_day(moment)
+            if day is None:
+                return None
+            at = _END_OF_TIME if day == dt.date.max else \
+                dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC)
         else:
-            at = dt.datetime.fromisoformat(moment)
-            at = at if at.tzinfo is not None else at.replace(tzinfo=dt.UTC)
+            at = _utc(dt.datetime.fromisoformat(moment))
         ttl = None if minutes is None else check_ttl(float(minutes))
     except ValueError:
         return None
     return Expiry(at, ttl)
+
+
+def _utc(at: dt.datetime) -> dt.datetime:
+    """``at`` in UTC (naive: taken as UTC); a moment UTC cannot hold, a day from either end, clamped."""
+    if at.tzinfo is None:
+        return at.replace(tzinfo=dt.UTC)
+    try:
+        return at.astimezone(dt.UTC)
+    except OverflowError:
+        return _END_OF_TIME if at.year == dt.MAXYEAR else dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
 def _minutes(value: float) -> str:

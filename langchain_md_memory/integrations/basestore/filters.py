@@ -8,13 +8,17 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.store.base import MatchCondition
 
 from ...errors import MemoryInputError
 
-__all__ = ["namespace_matches", "value_matches"]
+__all__ = ["check_filter", "namespace_matches", "value_matches"]
+
+_ORDERINGS = ("$gt", "$gte", "$lt", "$lte")
+_OPERATORS = ("$eq", "$ne", *_ORDERINGS)
 
 
 def namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
@@ -29,6 +33,48 @@ def namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> 
     else:
         raise MemoryInputError(f"Unsupported match type: {condition.match_type!r}")
     return all(want == "*" or label == want for label, want in pairs)
+
+
+def check_filter(filter: object) -> None:
+    """Refuse a search ``filter`` that :func:`value_matches` cannot read: not a mapping of fields to
+    conditions, or naming an operator other than ``$eq $ne $gt $gte $lt $lte`` at any depth.
+
+    Raises:
+        MemoryInputError: naming what was given and the form a filter takes.
+    """
+    if filter is None:
+        return
+    if not isinstance(filter, Mapping):
+        raise MemoryInputError(
+            f"filter must be a dict of field conditions such as {{'kind': 'pref', 'age': {{'$gte': 18}}}}, "
+            f"got {type(filter).__name__} {_shown(filter)}"
+        )
+    for wanted in filter.values():
+        _check_condition(wanted)
+
+
+def _check_condition(wanted: Any) -> None:
+    # The same walk as _compare: operators may sit in a nested dict or a list's elements.
+    if isinstance(wanted, Mapping):
+        if any(str(k).startswith("$") for k in wanted):
+            for op in wanted:
+                if op not in _OPERATORS:
+                    raise _unsupported(op)
+            return
+        for inner in wanted.values():
+            _check_condition(inner)
+    elif isinstance(wanted, list | tuple):
+        for inner in wanted:
+            _check_condition(inner)
+
+
+def _unsupported(op: object) -> MemoryInputError:
+    return MemoryInputError(f"Unsupported filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte")
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def value_matches(value: dict[str, Any], filter: dict[str, Any] | None) -> bool:
@@ -55,8 +101,8 @@ def _apply_operator(actual: Any, op: str, operand: Any) -> bool:
         return bool(actual == operand)
     if op == "$ne":
         return bool(actual != operand)
-    if op not in ("$gt", "$gte", "$lt", "$lte"):
-        raise MemoryInputError(f"Unsupported filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte")
+    if op not in _ORDERINGS:
+        raise _unsupported(op)
     left, right = _comparable(actual, operand)
     if left is None or right is None:
         return False  # a missing or incomparable field never satisfies an ordering
@@ -76,9 +122,18 @@ def _comparable(actual: Any, operand: Any) -> tuple[Any, Any]:
             return float(actual), float(operand)
         except ValueError:
             return actual, operand
-    try:
-        if isinstance(actual, bool) or actual is None:
-            return None, None
-        return float(actual), float(operand)
-    except (TypeError, ValueError):
+    if isinstance(actual, bool) or actual is None:
         return None, None
+    left, right = _number(actual), _number(operand)
+    return (left, right) if left is not None and right is not None else (None, None)
+
+
+def _number(value: Any) -> int | float | None:
+    """``value`` as a number, or ``None``. An int stays one: Python compares an int with a float
+    exactly, however large (``float(10**400)`` would overflow)."""
+    if isinstance(value, int | float):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None

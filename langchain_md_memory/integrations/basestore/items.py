@@ -15,20 +15,33 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from langgraph.store.base import Item, SearchItem
+from langgraph.store.base import (
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    SearchItem,
+    SearchOp,
+    validate_op_namespace,
+)
 
 from ...errors import MemoryInputError, check_write_size
+from .filters import check_filter
+from .namespaces import check_labels
 from .sections import ParsedFile, StoredItem, parse_sections
 
 __all__ = [
     "MemorySearchItem",
-    "check_page",
+    "check_count",
     "check_put",
     "indexed_items",
     "only_preamble",
     "redacted_value",
     "to_item",
     "to_search_item",
+    "validate_op",
 ]
 
 
@@ -61,10 +74,46 @@ def indexed_items(parsed: ParsedFile | None) -> list[StoredItem]:
     return [stored for stored in parsed.unique() if stored.indexed] if parsed is not None else []
 
 
-def check_page(limit: int, offset: int) -> None:
-    """Refuse a negative ``limit`` or ``offset``."""
-    if limit < 0 or offset < 0:
-        raise MemoryInputError(f"limit and offset must be 0 or more, got limit={limit}, offset={offset}")
+def validate_op(op: Op) -> None:
+    """Refuse an op that cannot run, before the batch holding it reads or writes anything.
+
+    Raises:
+        InvalidNamespaceError: for an empty namespace where an item must live, or a bad label.
+        MemoryInputError: for a search or listing whose query, filter, ``limit``, ``offset`` or
+            ``max_depth`` is not one (see :func:`.filters.check_filter` and :func:`check_count`).
+    """
+    validate_op_namespace(op)
+    if isinstance(op, GetOp | PutOp):
+        if not op.namespace:
+            raise InvalidNamespaceError("Namespace cannot be empty: items live in a namespace folder")
+        check_labels(op.namespace)
+    elif isinstance(op, SearchOp):
+        check_labels(op.namespace_prefix)
+        if op.query is not None and not isinstance(op.query, str):
+            raise MemoryInputError(
+                f"query must be a string (or None), got {type(op.query).__name__} {op.query!r:.80}"
+            )
+        check_filter(op.filter)
+        check_count("limit", op.limit)
+        check_count("offset", op.offset)
+    elif isinstance(op, ListNamespacesOp):
+        for condition in op.match_conditions or ():
+            check_labels(tuple(label for label in condition.path if label != "*"))
+        check_count("limit", op.limit)
+        check_count("offset", op.offset)
+        if op.max_depth is not None:
+            check_count("max_depth", op.max_depth)
+
+
+def check_count(name: str, value: object) -> int:
+    """``value`` when it is a whole number, 0 or more (a page's ``limit`` or ``offset``, a ``max_depth``).
+
+    Raises:
+        MemoryInputError: for anything else (``1.5``, ``"3"``, ``True``, ``-1``), naming it.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise MemoryInputError(f"{name}={value!r} is refused: {name} must be a whole number, 0 or more")
+    return value
 
 
 def to_item(namespace: tuple[str, ...], stored: StoredItem) -> Item:

@@ -15,19 +15,9 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from langgraph.store.base import (
-    GetOp,
-    InvalidNamespaceError,
-    ListNamespacesOp,
-    Op,
-    PutOp,
-    SearchOp,
-    validate_op_namespace,
-)
+from langgraph.store.base import InvalidNamespaceError
 
-__all__ = [
-    "NAMESPACE_FILE", "check_labels", "is_label", "namespace_file", "unindexed_file_name", "validate_op",
-]
+__all__ = ["NAMESPACE_FILE", "check_labels", "is_label", "namespace_file", "unindexed_file_name"]
 
 NAMESPACE_FILE = "store.md"
 """The Markdown file holding one namespace's items, inside the namespace's folder."""
@@ -40,19 +30,6 @@ def unindexed_file_name(file_name: str = NAMESPACE_FILE) -> str:
 
 
 _BAD_LABEL_RE = re.compile(r"[/\\\x00-\x1f\x7f\ud800-\udfff]")
-
-
-def validate_op(op: Op) -> None:
-    validate_op_namespace(op)
-    if isinstance(op, GetOp | PutOp):
-        if not op.namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty: items live in a namespace folder")
-        check_labels(op.namespace)
-    elif isinstance(op, SearchOp):
-        check_labels(op.namespace_prefix)
-    elif isinstance(op, ListNamespacesOp):
-        for condition in op.match_conditions or ():
-            check_labels(tuple(label for label in condition.path if label != "*"))
 
 
 def namespace_file(namespace: tuple[str, ...], name: str) -> str:

@@ -2,6 +2,8 @@ import datetime as dt
 
 import pytest
 
+from langchain_md_memory.errors import MemoryPathError
+from langchain_md_memory.files import paths
 from langchain_md_memory.files.paths import (
     daily_date,
     file_kind,
@@ -10,6 +12,7 @@ from langchain_md_memory.files.paths import (
     is_unindexed_file,
     normalize_relpath,
     resolve_alias,
+    resolve_memory_path,
 )
 
 
@@ -63,3 +66,16 @@ def test_managed_and_unindexed_files_are_told_apart(path, managed, unindexed):
 
 def test_normalize_relpath_drops_dot_parts_and_keeps_posix_form():
     assert normalize_relpath("./a/./b.md") == "a/b.md"
+
+
+@pytest.mark.parametrize("path", ["u:42/store.md", "a:b.md", "C:/x.md", "c:x.md", "notes/12:30.md"])
+def test_a_colon_is_an_ordinary_character_of_a_memory_path(path):
+    assert normalize_relpath(path) == path
+
+
+def test_on_windows_a_colon_is_refused_where_it_would_name_a_drive_or_a_stream(monkeypatch, tmp_path):
+    monkeypatch.setattr(paths, "_WINDOWS", True)
+    for path in ("C:x.md", "MEMORY.md:hidden", "u:42/store.md"):
+        with pytest.raises(MemoryPathError, match=r"':'.*Windows"):
+            resolve_memory_path(tmp_path, path)
+    assert resolve_memory_path(tmp_path, "MEMORY.md") == tmp_path.resolve() / "MEMORY.md"

@@ -89,6 +89,38 @@ def test_a_new_file_is_added_without_touching_the_others(mem: MarkdownMemory) ->
     assert mem.search("Lofoten")[0].path == "trips.md"
 
 
+def test_a_hand_written_file_with_a_colon_in_its_name_is_indexed(mem: MarkdownMemory) -> None:
+    write_files(mem.memory_dir, {"a:b.md": "# Trips\n\nKayak trip to Lofoten.\n",
+                                 "C:/notes.md": "# Notes\n\nA folder named like a drive.\n"})
+    stats = mem.sync()
+    assert (stats.files, stats.files_changed) == (5, 2)
+    assert [h.path for h in mem.search("Lofoten")] == ["a:b.md"]
+    assert [h.path for h in mem.search("named like a drive")] == ["C:/notes.md"]
+    assert "Kayak" in mem.get("a:b.md")
+    assert mem.status()["skipped_files"] == {}
+
+
+def test_a_file_whose_name_the_path_guard_refuses_is_reported_not_dropped(mem: MarkdownMemory) -> None:
+    write_files(mem.memory_dir, {"a\\b.md": "# Trips\n\nKayak trip to Lofoten.\n"})
+    stats = mem.sync()
+    assert stats.files == 3 and not mem.search("Lofoten")
+    reason = mem.status()["skipped_files"]["a\\b.md"]
+    assert "backslash" in reason and "rename" in reason
+    (mem.memory_dir / "a\\b.md").rename(mem.memory_dir / "trips.md")
+    mem.sync()
+    assert [h.path for h in mem.search("Lofoten")] == ["trips.md"]
+    assert mem.status()["skipped_files"] == {}
+
+
+def test_a_symlink_leading_outside_is_reported_not_dropped(mem: MarkdownMemory, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Trips\n\nKayak trip to Lofoten.\n")
+    (mem.memory_dir / "trips.md").symlink_to(outside)
+    assert not mem.search("Lofoten")
+    reason = mem.status()["skipped_files"]["trips.md"]
+    assert "outside the memory directory" in reason and str(tmp_path) not in reason
+
+
 def test_a_forced_sync_rechunks_every_file_to_the_same_index(mem: MarkdownMemory) -> None:
     before = chunk_count(mem)
     ids = sorted(h.chunk_id for q in ("risk", "retire", "bond") for h in mem.search(q))
