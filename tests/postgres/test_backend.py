@@ -156,6 +156,21 @@ def test_refused_paths_and_text_change_nothing(pg_memory: MarkdownMemory):
     assert pg_memory.get("MEMORY.md") == NOTES and pg_memory.list_files() == ["MEMORY.md"]
 
 
+def test_a_tenant_name_over_the_limit_is_refused_at_open_and_creates_nothing(pg_url: str, tenant: str):
+    url = _new_database(pg_url, f"longtenant_{tenant}".replace("-", "_"))
+    for name in ("x" * 6000, "仓" * 86):  # 6000 and 258 bytes of UTF-8
+        with pytest.raises(MemoryInputError, match=r"tenant .* over 255 bytes"):
+            MarkdownMemory.from_postgres(url, tenant=name, embeddings="none")
+    with pytest.raises(MemoryInputError, match="not valid UTF-8"):
+        MarkdownMemory.from_postgres(url, tenant="a\ud800", embeddings="none")  # a lone surrogate
+    with psycopg.connect(url, autocommit=True) as conn:  # refused before connecting: no table made
+        assert conn.execute("SELECT to_regclass('md_memory_documents')").fetchone() == (None,)
+    longest = "仓" * 85  # 255 bytes: at the limit, every write and search works
+    with MarkdownMemory.from_postgres(url, tenant=longest, embeddings="none") as mem:
+        mem.append("- the longest tenant name keeps walnuts")
+        assert [h.text for h in mem.search("walnuts")] == ["- the longest tenant name keeps walnuts"]
+
+
 def test_what_needs_a_folder_says_so(pg_memory: MarkdownMemory):
     with pytest.raises(MemoryStoreError, match=r"PostgreSQL .* not in a folder"):
         pg_memory.start_watching()
