@@ -2,9 +2,10 @@
 
 Every table a tenant's data lives in has a primary key (and every unique key)
 starting with ``tenant``, so the schema can be distributed by tenant (Citus
-requires it). Two tables are shared by all tenants: ``md_memory_schema`` (the
-migrations applied) and ``md_memory_embedding_cache`` (vectors by model identity
-and content hash: hashes only, never text).
+requires it). Only ``md_memory_schema`` (the migrations applied) is shared by all
+tenants. The embedding cache (vectors by model identity and content hash) is each
+tenant's own: a shared one would answer a tenant's write from another tenant's
+vectors, so the write's speed would tell whether anyone stores that exact text.
 
 Documents hold each file's exact Markdown and a revision (the last write's
 time in nanoseconds, strictly above the one before). Chunks mirror the SQLite
@@ -118,6 +119,34 @@ MIGRATIONS: tuple[str, ...] = (
     END $$;
     CREATE INDEX IF NOT EXISTS md_memory_chunks_vectors ON md_memory_chunks (tenant, script, dim, rowid)
         WHERE embedding IS NOT NULL
+    """,
+    # 3: the embedding cache becomes each tenant's own (keyed by tenant first). A shared row cannot be
+    # told apart by tenant (any of them may have written it, any may hold its text), so every row goes:
+    # a tenant embeds a text again when it next needs it. Where the chunks are under row-level
+    # security, the cache gets the chunks' policies, so a tenant's role reads no other tenant's vectors.
+    # The table itself stays, keeping the grants roles have on it.
+    r"""
+    TRUNCATE md_memory_embedding_cache;
+    ALTER TABLE md_memory_embedding_cache ADD COLUMN tenant text NOT NULL;
+    ALTER TABLE md_memory_embedding_cache DROP CONSTRAINT md_memory_embedding_cache_pkey,
+        ADD PRIMARY KEY (tenant, fingerprint, hash);
+    DO $$ DECLARE p record; BEGIN
+      IF (SELECT relrowsecurity FROM pg_class WHERE oid = 'md_memory_chunks'::regclass) THEN
+        ALTER TABLE md_memory_embedding_cache ENABLE ROW LEVEL SECURITY;
+        IF (SELECT relforcerowsecurity FROM pg_class WHERE oid = 'md_memory_chunks'::regclass) THEN
+          ALTER TABLE md_memory_embedding_cache FORCE ROW LEVEL SECURITY;
+        END IF;
+        FOR p IN SELECT * FROM pg_policies WHERE schemaname = current_schema()
+            AND tablename = 'md_memory_chunks' LOOP
+          EXECUTE format('CREATE POLICY %I ON md_memory_embedding_cache AS %s FOR %s TO %s', p.policyname,
+                         p.permissive, p.cmd, (SELECT string_agg(CASE WHEN r = 'public' THEN 'PUBLIC'
+                                                                      ELSE quote_ident(r) END, ', ')
+                                               FROM unnest(p.roles) AS r))
+                  || coalesce(' USING (' || p.qual || ')', '')
+                  || coalesce(' WITH CHECK (' || p.with_check || ')', '');
+        END LOOP;
+      END IF;
+    END $$
     """,
 )
 """Schema changes in order: ``MIGRATIONS[i]`` takes version ``i`` to ``i + 1``. Append only, never edit."""
