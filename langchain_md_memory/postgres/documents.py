@@ -47,9 +47,13 @@ from ..files.tree import ancestors, is_a_folder, not_a_folder
 from .connection import LOCK_DOCUMENTS, LOCK_TREE, PostgresDatabase
 from .handle import PostgresJobLock
 
-__all__ = ["PostgresDocumentStore", "check_tenant"]
+__all__ = ["MAX_TENANT_BYTES", "PostgresDocumentStore", "check_tenant"]
 
 logger = logging.getLogger(__name__)
+
+MAX_TENANT_BYTES = 255
+"""The longest tenant name, in bytes of UTF-8. Every key of a tenant's rows starts with it, and a
+B-tree index entry holds at most 2704 bytes: the name leaves the path or key after it room to spare."""
 
 # A change that lost this many races in a row gives up (each loss means another writer committed).
 _MAX_ATTEMPTS = 50
@@ -333,9 +337,20 @@ class PostgresDocumentStore:
 
 
 def check_tenant(tenant: str) -> str:
-    """``tenant`` when it can name a tenant (a non-empty string without NUL), else a clear error."""
+    """``tenant`` when it can name a tenant (a non-empty UTF-8 string without NUL, at most
+    :data:`MAX_TENANT_BYTES` bytes), else a clear error; checked before anything reaches the database."""
     if not isinstance(tenant, str) or not tenant.strip() or "\x00" in tenant:
-        raise MemoryInputError(f"tenant must be a non-empty string without NUL bytes, got {tenant!r}")
+        raise MemoryInputError(f"tenant must be a non-empty string without NUL bytes, got {tenant!r:.80}")
+    try:
+        size = len(tenant.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise MemoryInputError(f"tenant {tenant!r:.80} is not valid UTF-8 ({exc.reason})") from exc
+    if size > MAX_TENANT_BYTES:
+        raise MemoryInputError(
+            f"tenant {tenant[:40]!r}... is {size} bytes of UTF-8, over {MAX_TENANT_BYTES} bytes (the "
+            "longest tenant name: every index key of a tenant's rows starts with it): use a shorter "
+            "name, e.g. a user id or a hash of the long one"
+        )
     return tenant
 
 

@@ -64,23 +64,29 @@ _rows = PostgresDatabase.rows
 
 
 class PostgresEmbeddingCache:
-    """Vectors by (embedding identity, content hash), shared by every tenant: hashes only, no text."""
+    """One tenant's vectors by (embedding identity, content hash): hashes only, no text.
 
-    def __init__(self, db: PostgresDatabase) -> None:
+    Each tenant has its own: a text another tenant embedded is embedded again, so no
+    write's speed tells a tenant what others store, and no tenant reads another's vectors.
+    """
+
+    def __init__(self, db: PostgresDatabase, tenant: str) -> None:
         self._db = db
+        self.tenant = tenant
 
     def lookup(self, hashes: Sequence[str], fingerprint: str) -> dict[str, np.ndarray]:
         """Cached vectors for these content hashes under one embedding identity."""
         if not hashes:
             return {}
         rows = self._db.query("SELECT hash, vector FROM md_memory_embedding_cache "
-                              "WHERE fingerprint = %s AND hash = ANY(%s)", (fingerprint, list(hashes)))
+                              "WHERE tenant = %s AND fingerprint = %s AND hash = ANY(%s)",
+                              (self.tenant, fingerprint, list(hashes)))
         return {str(h): from_blob(bytes(v)).copy() for h, v in rows}
 
     def holds_any(self, fingerprint: str) -> bool:
         """True when some vector is cached under this embedding identity."""
-        sql = "SELECT EXISTS (SELECT 1 FROM md_memory_embedding_cache WHERE fingerprint = %s)"
-        return bool(self._db.query(sql, (fingerprint,))[0][0])
+        sql = "SELECT EXISTS (SELECT 1 FROM md_memory_embedding_cache WHERE tenant = %s AND fingerprint = %s)"
+        return bool(self._db.query(sql, (self.tenant, fingerprint))[0][0])
 
     def store(self, items: Sequence[tuple[str, np.ndarray]], fingerprint: str) -> None:
         """Remember vectors (first writer wins: equal hashes under one identity embed equally)."""
@@ -88,10 +94,10 @@ class PostgresEmbeddingCache:
             return
         with self._db.connection() as conn, conn.cursor() as cur:
             cur.executemany(
-                "INSERT INTO md_memory_embedding_cache(fingerprint, hash, dim, vector) "
-                "VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (fingerprint, hash) DO NOTHING",
-                [(fingerprint, h, int(v.shape[0]), to_blob(v)) for h, v in items],
+                "INSERT INTO md_memory_embedding_cache(tenant, fingerprint, hash, dim, vector) "
+                "VALUES (%s, %s, %s, %s, %s) "
+                "ON CONFLICT (tenant, fingerprint, hash) DO NOTHING",
+                [(self.tenant, fingerprint, h, int(v.shape[0]), to_blob(v)) for h, v in items],
             )
 
 
@@ -141,7 +147,7 @@ class PostgresIndex:
         self._db = db
         self.tenant = tenant
         self.path = f"postgresql://{db.name}#{tenant}"
-        self.cache = PostgresEmbeddingCache(db)
+        self.cache = PostgresEmbeddingCache(db, tenant)
         self.health = PostgresHealth(db, tenant)
         version = db.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0][0]
         self.pgvector_version = str(version)
@@ -272,7 +278,8 @@ class PostgresIndex:
         """``(embed hash, statement)`` of each struck line whose vector the cache lacks, one per hash."""
         rows = self._db.query(
             "SELECT p.embed_hash, min(p.statement) FROM md_memory_past_facts p WHERE p.tenant = %s "
-            "AND NOT EXISTS (SELECT 1 FROM md_memory_embedding_cache e WHERE e.hash = p.embed_hash "
+            "AND NOT EXISTS (SELECT 1 FROM md_memory_embedding_cache e WHERE e.tenant = p.tenant "
+            "AND e.hash = p.embed_hash "
             f"AND e.fingerprint = {_IDENTITY}) GROUP BY p.embed_hash", (self.tenant, self.tenant))
         return [(str(r[0]), str(r[1])) for r in rows]
 
@@ -281,7 +288,7 @@ class PostgresIndex:
         rows = self._db.query(
             "SELECT p.path, p.line, p.text, p.statement, p.since, p.until, e.vector "
             "FROM md_memory_past_facts p LEFT JOIN md_memory_embedding_cache e "
-            f"ON e.hash = p.embed_hash AND e.fingerprint = {_IDENTITY} "
+            f"ON e.tenant = p.tenant AND e.hash = p.embed_hash AND e.fingerprint = {_IDENTITY} "
             "WHERE p.tenant = %s AND (p.since IS NULL OR p.since <= %s) AND p.until > %s "
             "ORDER BY p.path, p.line", (self.tenant, self.tenant, day, day))
         return [(past_fact(r), None if r[6] is None else from_blob(bytes(r[6]))) for r in rows]

@@ -29,12 +29,14 @@ def open_backend(conninfo_or_pool: Any, tenant: str, config: MemoryConfig, *, ve
     Args:
         conninfo_or_pool: a connection string (``postgresql://user:pw@host/db``) or an open
             ``psycopg_pool.ConnectionPool`` (the caller keeps owning it).
-        tenant: whose memory; every key and every query carries it.
+        tenant: whose memory (at most :data:`~.documents.MAX_TENANT_BYTES` bytes of UTF-8); every key
+            and every query carries it.
         config: the memory's config (its path limits apply to document paths).
         vector_search: ``"auto"``, ``"exact"`` or ``"hnsw"`` (see :data:`.index.VectorSearch`).
         pool_max_size: connections of the pool this opens (one per thread at most is in use).
 
     Raises:
+        MemoryInputError: a tenant name that is empty, too long or not UTF-8 (before connecting).
         BackendConnectionError: the server is unreachable or refused the credentials.
         BackendSchemaError: no pgvector, or tables written by a newer version of this package.
     """

@@ -2,9 +2,10 @@
 
 Every table a tenant's data lives in has a primary key (and every unique key)
 starting with ``tenant``, so the schema can be distributed by tenant (Citus
-requires it). Two tables are shared by all tenants: ``md_memory_schema`` (the
-migrations applied) and ``md_memory_embedding_cache`` (vectors by model identity
-and content hash: hashes only, never text).
+requires it). Only ``md_memory_schema`` (the migrations applied) is shared by all
+tenants. The embedding cache (vectors by model identity and content hash) is each
+tenant's own: a shared one would answer a tenant's write from another tenant's
+vectors, so the write's speed would tell whether anyone stores that exact text.
 
 Documents hold each file's exact Markdown and a revision (the last write's
 time in nanoseconds, strictly above the one before). Chunks mirror the SQLite
@@ -35,6 +36,28 @@ from ..errors import BackendSchemaError
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema"]
 
 logger = logging.getLogger(__name__)
+
+_SECURED_LIKE_CHUNKS = r"""
+    DO $$ DECLARE p record; BEGIN
+      IF (SELECT relrowsecurity FROM pg_class WHERE oid = 'md_memory_chunks'::regclass) THEN
+        ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+        IF (SELECT relforcerowsecurity FROM pg_class WHERE oid = 'md_memory_chunks'::regclass) THEN
+          ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
+        END IF;
+        FOR p IN SELECT * FROM pg_policies WHERE schemaname = current_schema()
+            AND tablename = 'md_memory_chunks' LOOP
+          EXECUTE format('CREATE POLICY %I ON {table} AS %s FOR %s TO %s', p.policyname,
+                         p.permissive, p.cmd, (SELECT string_agg(CASE WHEN r = 'public' THEN 'PUBLIC'
+                                                                      ELSE quote_ident(r) END, ', ')
+                                               FROM unnest(p.roles) AS r))
+                  || coalesce(' USING (' || p.qual || ')', '')
+                  || coalesce(' WITH CHECK (' || p.with_check || ')', '');
+        END LOOP;
+      END IF;
+    END $$
+"""
+"""A new tenant table ({table}) under the row-level security ``md_memory_chunks`` has, if any: a database
+secured by the README's statement before the table existed covers it once migrated."""
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: documents, the derived index, the shared embedding cache, durable state.
@@ -119,7 +142,19 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX IF NOT EXISTS md_memory_chunks_vectors ON md_memory_chunks (tenant, script, dim, rowid)
         WHERE embedding IS NOT NULL
     """,
-    # 3: struck History lines with the days they held, for as-of search (never chunks). Forgetting each
+    # 3: the embedding cache becomes each tenant's own (keyed by tenant first). A shared row cannot be
+    # told apart by tenant (any of them may have written it, any may hold its text), so every row goes:
+    # a tenant embeds a text again when it next needs it. Where the chunks are under row-level
+    # security, the cache gets the chunks' policies, so a tenant's role reads no other tenant's vectors.
+    # The table itself stays, keeping the grants roles have on it.
+    """
+    TRUNCATE md_memory_embedding_cache;
+    ALTER TABLE md_memory_embedding_cache ADD COLUMN tenant text NOT NULL;
+    ALTER TABLE md_memory_embedding_cache DROP CONSTRAINT md_memory_embedding_cache_pkey,
+        ADD PRIMARY KEY (tenant, fingerprint, hash);
+    """ + _SECURED_LIKE_CHUNKS.format(table="md_memory_embedding_cache"),
+    # 4: struck History lines with the days they held, for as-of search (never chunks), with the grants
+    # and row-level security the chunks have (the roles that index a tenant write both). Forgetting each
     # tenant's chunking signature makes its next sync read every document again, so it gains them.
     """
     CREATE TABLE IF NOT EXISTS md_memory_past_facts (
@@ -133,8 +168,16 @@ MIGRATIONS: tuple[str, ...] = (
         embed_hash text NOT NULL,
         PRIMARY KEY (tenant, path, line)
     );
-    DELETE FROM md_memory_index_meta WHERE key = 'chunking'
-    """,
+    DELETE FROM md_memory_index_meta WHERE key = 'chunking';
+    DO $$ DECLARE g record; BEGIN
+      FOR g IN SELECT grantee, privilege_type FROM information_schema.role_table_grants
+          WHERE table_schema = current_schema() AND table_name = 'md_memory_chunks'
+          AND privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE') AND grantee <> current_user LOOP
+        EXECUTE format('GRANT %s ON md_memory_past_facts TO %s', g.privilege_type,
+                       CASE WHEN g.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(g.grantee) END);
+      END LOOP;
+    END $$;
+    """ + _SECURED_LIKE_CHUNKS.format(table="md_memory_past_facts"),
 )
 """Schema changes in order: ``MIGRATIONS[i]`` takes version ``i`` to ``i + 1``. Append only, never edit."""
 

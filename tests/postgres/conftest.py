@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import psycopg
 import pytest
 
 from langchain_md_memory import MarkdownMemory
@@ -46,6 +47,19 @@ def pg_memory_factory(pg_url: str, tenant: str) -> Iterator[MemoryFactory]:
     yield open_memory
     for mem in opened:
         mem.close()
+
+
+def create_schema_at(url: str, version: int) -> None:
+    """Make the package's tables in the database at ``url`` as a release at schema ``version`` left them."""
+    from langchain_md_memory.postgres.schema import MIGRATIONS
+
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute("CREATE TABLE md_memory_schema ("
+                     "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        for done, migration in enumerate(MIGRATIONS[:version], 1):
+            conn.execute(migration)
+            conn.execute("INSERT INTO md_memory_schema(version) VALUES (%s)", (done,))
 
 
 @pytest.fixture

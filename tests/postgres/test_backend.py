@@ -11,7 +11,7 @@ import pytest
 from langchain_md_memory import MarkdownMemory, MemoryInputError, MemoryPathError, MemoryStoreError
 from langchain_md_memory.errors import BackendConnectionError, BackendSchemaError
 from langchain_md_memory.postgres import SCHEMA_VERSION
-from tests.postgres.conftest import MemoryFactory
+from tests.postgres.conftest import MemoryFactory, create_schema_at
 from tests.support.embeddings import AxisEmbeddings
 
 NOTES = ("# Money\n\n- Bond ladder: five rungs of treasuries.\n- 单只个股不超过总仓位 5%\n"
@@ -138,6 +138,47 @@ def test_a_tenant_never_sees_another_tenants_text_on_any_surface(pg_memory_facto
     assert alice.as_store().get(("users", "alice"), "food") is not None
 
 
+def test_a_tenant_embeds_its_own_texts_whatever_another_tenant_stores(pg_memory_factory: MemoryFactory,
+                                                                     tenant: str):
+    text = "- Bob's secret: the bond ladder ends in 2031\n"
+    bob_model, alice_model = AxisEmbeddings(["bond", "tea"]), AxisEmbeddings(["bond", "tea"])
+    bob = pg_memory_factory(tenant_name=f"{tenant}-bob", embeddings=bob_model)
+    bob.write("MEMORY.md", text)
+    bob.sync()
+    assert bob_model.texts_embedded == 1
+    # Served from another tenant's cache, this write would be faster, telling alice that bob holds it.
+    alice = pg_memory_factory(tenant_name=f"{tenant}-alice", embeddings=alice_model)
+    alice.write("guess.md", text)
+    alice.sync()
+    assert alice_model.texts_embedded == 1
+    # A tenant's own cache still spares its model a text it embedded before.
+    bob.write("copy.md", text)
+    bob.sync()
+    assert bob_model.texts_embedded == 1
+    assert [h.path for h in alice.search("bond ladder")] == ["guess.md"]
+
+
+def test_an_old_shared_embedding_cache_is_emptied_and_becomes_per_tenant(pg_url: str, tenant: str):
+    url = _new_database(pg_url, f"sharedcache_{tenant}".replace("-", "_"))
+    create_schema_at(url, 2)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO md_memory_embedding_cache(fingerprint, hash, dim, vector) "
+                     "VALUES ('axis-v1', 'somebody''s text', 1, '\\x0000803f')")
+    model = AxisEmbeddings(["bond", "tea"])
+    with MarkdownMemory.from_postgres(url, tenant="alice", embeddings=model) as alice:
+        alice.write("MEMORY.md", "- Alice drinks tea\n")
+        assert [h.path for h in alice.search("tea")] == ["MEMORY.md"]
+    assert model.texts_embedded == 1
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT max(version) FROM md_memory_schema").fetchone() == (SCHEMA_VERSION,)
+        # Rows nobody can attribute to a tenant are gone; what is cached now is alice's.
+        assert conn.execute("SELECT tenant, count(*) FROM md_memory_embedding_cache "
+                            "GROUP BY tenant").fetchall() == [("alice", 1)]
+        key = conn.execute("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE contype = 'p' "
+                           "AND conrelid = 'md_memory_embedding_cache'::regclass").fetchall()
+        assert key == [("PRIMARY KEY (tenant, fingerprint, hash)",)]
+
+
 # -- bad input -------------------------------------------------------------------------------
 
 
@@ -154,6 +195,21 @@ def test_refused_paths_and_text_change_nothing(pg_memory: MarkdownMemory):
     assert "outside the memory directory" in update.invoke({"content": "x", "file": "../x.md"})
     assert "NUL" in update.invoke({"content": "a\x00b"})
     assert pg_memory.get("MEMORY.md") == NOTES and pg_memory.list_files() == ["MEMORY.md"]
+
+
+def test_a_tenant_name_over_the_limit_is_refused_at_open_and_creates_nothing(pg_url: str, tenant: str):
+    url = _new_database(pg_url, f"longtenant_{tenant}".replace("-", "_"))
+    for name in ("x" * 6000, "仓" * 86):  # 6000 and 258 bytes of UTF-8
+        with pytest.raises(MemoryInputError, match=r"tenant .* over 255 bytes"):
+            MarkdownMemory.from_postgres(url, tenant=name, embeddings="none")
+    with pytest.raises(MemoryInputError, match="not valid UTF-8"):
+        MarkdownMemory.from_postgres(url, tenant="a\ud800", embeddings="none")  # a lone surrogate
+    with psycopg.connect(url, autocommit=True) as conn:  # refused before connecting: no table made
+        assert conn.execute("SELECT to_regclass('md_memory_documents')").fetchone() == (None,)
+    longest = "仓" * 85  # 255 bytes: at the limit, every write and search works
+    with MarkdownMemory.from_postgres(url, tenant=longest, embeddings="none") as mem:
+        mem.append("- the longest tenant name keeps walnuts")
+        assert [h.text for h in mem.search("walnuts")] == ["- the longest tenant name keeps walnuts"]
 
 
 def test_what_needs_a_folder_says_so(pg_memory: MarkdownMemory):

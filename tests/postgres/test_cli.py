@@ -44,6 +44,12 @@ def test_missing_tenant_and_folder_commands_are_one_line_errors(pg_url: str, ten
     assert code == 2 and "needs a folder memory" in err
 
 
+def test_a_tenant_name_over_the_limit_is_one_line_naming_it(pg_url: str):
+    for command in ("status", "index"):
+        code, _, err = run("--postgres", pg_url, "--tenant", "x" * 6000, "--embeddings", "none", command)
+        assert code == 2 and "over 255 bytes" in err and len(err.strip().splitlines()) == 1
+
+
 def test_an_unreachable_server_is_one_line(tmp_path):
     code, _, err = run("--postgres", f"postgresql://postgres@/postgres?host={tmp_path}", "--tenant", "a",
                        "--embeddings", "none", "status")
