@@ -94,6 +94,16 @@ def test_hostile_times_a_huge_file_and_a_pasted_document(capsys: pytest.CaptureF
     assert "memory_search tool" in capsys.readouterr().out
 
 
+def test_asof_cost_times_the_first_as_of_search_and_counts_no_embedding(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.asof_cost import main
+
+    assert main(["--files", "3", "--rounds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "first as-of search p50" in out
+    assert "texts embedded during the as-of searches: 0 (must be 0)" in out
+
+
 def test_vectors_compact_measures_every_dtype(tmp_path: Path) -> None:
     from bench.vectors_compact import main
 
