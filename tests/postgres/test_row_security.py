@@ -108,19 +108,22 @@ def test_the_database_refuses_a_role_posing_as_another_tenant(secured: Secured) 
         assert mem.get("MEMORY.md") == "- alice's plan: buy the blue house\n"
 
 
+def rows_each_role_reads(owner: str, roles: tuple[str, ...], table: str) -> dict[str, int]:
+    """How many rows of ``table`` each role, and the owner, can read."""
+    seen = {}
+    for role, conninfo in [*((r, make_conninfo(owner, user=r)) for r in roles), ("owner", owner)]:
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            seen[role] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    return seen
+
+
 def cache_rows_each_role_reads(owner: str, alice: str, bob: str) -> dict[str, int]:
     """Both tenants store the same text and one of their own; the cache rows each role can read."""
     for role in (alice, bob):
         with as_role(owner, role, role, AxisEmbeddings(["bond", "tea", role])) as mem:
             mem.append(f"- the bond ladder ends in 2031\n- {role} drinks tea")
             assert mem.search("bond ladder")  # indexed, vectors and all
-    seen = {}
-    for role in (alice, bob):
-        with psycopg.connect(make_conninfo(owner, user=role), autocommit=True) as conn:
-            seen[role] = conn.execute("SELECT count(*) FROM md_memory_embedding_cache").fetchone()[0]
-    with psycopg.connect(owner, autocommit=True) as conn:
-        seen["owner"] = conn.execute("SELECT count(*) FROM md_memory_embedding_cache").fetchone()[0]
-    return seen
+    return rows_each_role_reads(owner, (alice, bob), "md_memory_embedding_cache")
 
 
 def test_a_role_reads_no_row_of_another_tenants_embedding_cache(secured: Secured) -> None:
@@ -142,7 +145,6 @@ def test_a_database_secured_while_the_cache_was_shared_covers_it_once_migrated(
 
 def struck_lines_each_role_reads(owner: str, alice: str, bob: str) -> dict[str, int]:
     """Each tenant supersedes a fact of its own; the struck lines each role can read, and its as-of answer."""
-    seen = {}
     for role in (alice, bob):
         with as_role(owner, role, role, AxisEmbeddings(["rent", role])) as mem:
             mem.append(f"- {role} pays rent 1,650")
@@ -150,11 +152,7 @@ def struck_lines_each_role_reads(owner: str, alice: str, bob: str) -> dict[str, 
                                  today=dt.date(2025, 4, 1))
             then = mem.search("rent", as_of=dt.date(2025, 3, 1))
             assert then[0].text.startswith(f"- ~~{role} pays rent 1,650~~"), then[0].text
-        with psycopg.connect(make_conninfo(owner, user=role), autocommit=True) as conn:
-            seen[role] = conn.execute("SELECT count(*) FROM md_memory_past_facts").fetchone()[0]
-    with psycopg.connect(owner, autocommit=True) as conn:
-        seen["owner"] = conn.execute("SELECT count(*) FROM md_memory_past_facts").fetchone()[0]
-    return seen
+    return rows_each_role_reads(owner, (alice, bob), "md_memory_past_facts")
 
 
 def test_a_role_reads_only_its_own_tenants_struck_lines(secured: Secured) -> None:
