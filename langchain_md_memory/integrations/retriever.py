@@ -4,8 +4,8 @@ It takes what a ``VectorStore`` retriever takes: ``search_type``
 (``"similarity"``, ``"mmr"``, ``"similarity_score_threshold"``),
 ``search_kwargs`` (``k``, ``score_threshold``, ``lambda_mult``, ``fetch_k``),
 ``k``, ``tags``, ``metadata``; and any :class:`~langchain_md_memory.MemoryConfig`
-field as an override. The search types map onto the five-stage pipeline:
-``"mmr"`` turns the MMR stage on, ``"similarity"`` turns it off (no
+field as an override. The search types map onto the search's steps:
+``"mmr"`` turns the MMR step on, ``"similarity"`` turns it off (no
 ``search_type``: the memory's config decides), and ``score_threshold`` is the
 pipeline's ``min_score``. Each ``Document`` carries, as LangChain loaders do,
 the file path in ``metadata["source"]``; the recall path that found it

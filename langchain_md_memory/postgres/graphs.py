@@ -12,12 +12,11 @@ the planner can prove the index's predicate whatever the statement's plan
 
 :func:`ensure_graphs` runs after a sync. It builds a group's graph once the
 group holds :data:`HNSW_MIN_ROWS` vectors (any number under
-``vector_search="hnsw"``): one bulk build, about ten times faster here than
-growing the graph insert by insert. Later writes go into the graph as usual. A
-build holds a SHARE lock on ``md_memory_chunks`` while it runs (other tenants'
-index writes wait for it, searches do not; ~3 s per 10k vectors here) and gives
-up after :data:`BUILD_LOCK_TIMEOUT` waiting for one, to try again after a later
-sync. Only the table's owner may create an index: a tenant's role under
+``vector_search="hnsw"``): one bulk build, far faster than growing the graph
+insert by insert. Later writes go into the graph as usual. A build holds a SHARE
+lock on ``md_memory_chunks`` while it runs (other tenants' index writes wait for
+it, searches do not) and gives up after :data:`BUILD_LOCK_TIMEOUT` waiting for
+one, to try again after a later sync. Only the table's owner may create an index: a tenant's role under
 row-level security leaves its vectors to the exact scan (logged once).
 
 Example:
@@ -58,16 +57,17 @@ HNSW_MAX_DIM = 2000
 HNSW_MIN_ROWS = 2000
 """A script group's vectors from which ``vector_search="auto"`` builds and uses its HNSW graph.
 
-Measured on one tenant of the bench's hashing vectors (384 dims), 2 cores: the exact scan of a
-group costs ~5 µs a vector (~10 ms at 2000, ~43 ms at 8700), a graph query ~6-12 ms at
-:data:`HNSW_EF_SEARCH` whatever the size. Below this the exact scan is as fast, and exact."""
+An exact scan grows with the group while a graph query at :data:`HNSW_EF_SEARCH` costs about the same
+whatever its size; below this many vectors the exact scan is as fast, and exact (measured in the
+PostgreSQL bench: ``docs/bench-history.md``)."""
 
 HNSW_M = 24
 HNSW_EF_CONSTRUCTION = 128
 HNSW_EF_SEARCH = 800
-"""Graph shape and search breadth. On 8.7k hashing vectors of one tenant (the hardest case measured:
-nearly flat similarities) top-24 agreement with the exact scan was 0.94 at ``ef_search`` 400, 0.96
-at 600 and 0.97 at 800; pgvector's defaults (``m`` 16, ``ef_construction`` 64) needed 1000 for 0.94."""
+"""Graph shape and search breadth: chosen on the PostgreSQL bench's hardest case (one tenant's hashing
+vectors, nearly flat similarities) for a top 24 that agrees with the exact scan; pgvector's defaults
+(``m`` 16, ``ef_construction`` 64) need a wider search for the same agreement. The sweep is in
+``docs/bench-history.md``."""
 
 BUILD_LOCK_TIMEOUT = "5s"
 """How long a build waits for other tenants' open write transactions before leaving it to a later sync."""

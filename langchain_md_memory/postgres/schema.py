@@ -57,7 +57,7 @@ _SECURED_LIKE_CHUNKS = r"""
     END $$
 """
 """A new tenant table ({table}) under the row-level security ``md_memory_chunks`` has, if any: a database
-secured by the README's statement before the table existed covers it once migrated."""
+secured by the statement in docs/postgresql.md before the table existed covers it once migrated."""
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: documents, the derived index, the shared embedding cache, durable state.

@@ -11,12 +11,12 @@ reports everything else. Without a watcher:
   file a person adds, deletes or saves by renaming (as many editors do). Then it
   walks at once. An edit made in place (``>>``, an editor writing over the same
   file) moves no folder; a periodic walk finds it, due a second after the last
-  walk, or ten times the last walk's duration if that is longer (20,000 files:
-  a walk of 60-100 ms, at most once a second). The search that finds it due
-  does not wait for it: the walk starts in a background thread once that search
-  has answered (so it does not compete with it for the CPU), and a change it
-  finds makes the next search sync. So no search pays for a walk unless a
-  folder moved.
+  walk, or ten times the last walk's duration if that is longer (so walking
+  takes at most a tenth of the time, however large the folder). The search
+  that finds it due does not wait for it: the walk starts in a background
+  thread once that search has answered (so it does not compete with it for the
+  CPU), and a change it finds makes the next search sync. So no search pays for
+  a walk unless a folder moved.
 - A folder changed within two seconds before a walk is not trusted (filesystem
   clocks tick coarsely, so a later change could carry the same mtime): searches
   keep walking until the folders are older than that.

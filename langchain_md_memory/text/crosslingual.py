@@ -154,7 +154,7 @@ class Dictionary:
                         for words in gloss_heads(gloss):
                             index[words[-1]].append(word)  # "dad"; "younger sister" is a sister
                 self._en_zh = {k: tuple(dict.fromkeys(v)) for k, v in index.items()}
-                self._gloss_text = None  # no word is scanned for any more (~20 MB)
+                self._gloss_text = None  # no word is scanned for any more: let the joined glosses go
             return self._en_zh
 
     def translations(self, query: str) -> dict[str, list[str]]:

@@ -4,12 +4,12 @@ SQLite's ``unicode61`` tokenizer keeps a run of Chinese characters as one
 token, so ``仓位`` would never match inside ``单只个股不超过总仓位``. We emit the
 terms ourselves: ASCII (and other alphabetic) words whole and lower-cased, CJK
 runs as overlapping bigrams plus single characters, and tokenise queries the
-same way. ``trigram`` was measured and rejected: it cannot match two-character
-Chinese words on SQLite 3.40.
+same way. SQLite's ``trigram`` tokenizer is no alternative: it cannot match
+two-character Chinese words (SQLite 3.40).
 
 English words are reduced to their Snowball (Porter2) stem in the index, in
 queries and in the token sets alike, so ``painting`` finds ``paints`` and
-``flights`` counts as ``flight`` (LoCoMo R@5 +0.025, see bench/QUALITY.md).
+``flights`` counts as ``flight``.
 Stop words are dropped from a query before its words are stemmed.
 
 Example:
@@ -120,8 +120,8 @@ def _tokens(text: str, *, unigrams: bool) -> list[str]:
     return out
 
 
-# Stems by term: a memory repeats its vocabulary, and the pure-Python stemmer takes ~17 µs a word
-# (PyStemmer's C build, used when installed, ~0.1 µs). A stemmer object is not thread-safe.
+# Stems by term: a memory repeats its vocabulary, and the pure-Python stemmer is slow per word (PyStemmer's
+# C build, used when installed, is not). A stemmer object is not thread-safe.
 _STEMMER = snowballstemmer.stemmer("english")
 _STEMMER_LOCK = threading.Lock()
 _STEMS: dict[str, str] = {}
@@ -198,8 +198,8 @@ def match_expression(terms: Sequence[str]) -> str:
 
 
 # The token sets of the texts a memory keeps at hand (every chunk of one it keeps searching, see
-# index.records), as their terms joined by spaces: ~200 bytes a text where the frozenset takes ~1.5 kB.
-# Splitting one (~3 µs) replaces tokenizing the text (~8 µs, twice that just after a search's matrix
+# index.records), as their terms joined by spaces: a fraction of the frozenset's size. Splitting one
+# costs a fraction of tokenizing the text again (stemming included, and worse just after a search's matrix
 # product went through the caches). A term never holds whitespace (words are split at it, CJK runs hold
 # none, and NFKC leaves no character whose decomposition holds one), so the split gives the set back.
 _KEPT: dict[str, str] = {}

@@ -392,6 +392,15 @@ def test_limited_cli_run_writes_tables_into_the_report_and_keeps_its_prose(tmp_p
     assert str(tmp_path) not in text  # no local paths in the report
 
 
+def test_the_committed_report_opens_with_the_block_the_run_rewrites():
+    # `python -m bench.quality` (default --out) rewrites only the block between the markers: it must be
+    # the current figures at the top of bench/QUALITY.md, with the method the run keeps below it.
+    text = (REPO / "bench" / "QUALITY.md").read_text(encoding="utf-8")
+    assert text.count(BEGIN) == 1 and text.count(END) == 1
+    assert text.index(BEGIN) < text.index(END) < text.index("## Reproduce") < text.index("## Method")
+    assert "\n## " not in text[:text.index(BEGIN)]  # nothing but the introduction comes before it
+
+
 def test_hygiene_harness_keyword_only_current_fact_wins_and_r5_holds(tmp_path, capsys):
     from bench.quality.hygiene import load_cases, main
 

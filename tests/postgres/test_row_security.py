@@ -1,10 +1,13 @@
-"""Optional row-level security, as the README documents it: one database role per tenant."""
+"""Optional row-level security, as docs/postgresql.md documents it: one database role per tenant."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
+import textwrap
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -18,7 +21,7 @@ from tests.support.embeddings import AxisEmbeddings
 TENANT_TABLES = ("md_memory_documents", "md_memory_files", "md_memory_chunks", "md_memory_index_meta",
                  "md_memory_state", "md_memory_embedding_cache", "md_memory_past_facts")
 
-# The README's statement, word for word in effect.
+# The statement of docs/postgresql.md, word for word (test_the_docs_give_this_statement).
 POLICIES = """
 DO $$ DECLARE t text; BEGIN
   FOREACH t IN ARRAY ARRAY['md_memory_documents', 'md_memory_files', 'md_memory_chunks',
@@ -31,12 +34,14 @@ DO $$ DECLARE t text; BEGIN
 END $$;
 """
 
-# What the README said while the embedding cache was shared by every tenant (schema version 2).
+# What the documentation said while the embedding cache was shared by every tenant (schema version 2).
 SHARED_CACHE_POLICIES = POLICIES.replace(
     ", 'md_memory_embedding_cache',\n                           'md_memory_past_facts'", "")
 SHARED_CACHE_GRANTS = "SELECT, INSERT ON md_memory_embedding_cache"
 
 Secured = tuple[str, str, str]
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "postgresql.md"
 
 
 def as_role(owner: str, role: str, tenant: str, embeddings: object = "none") -> MarkdownMemory:
@@ -46,7 +51,7 @@ def as_role(owner: str, role: str, tenant: str, embeddings: object = "none") -> 
 @pytest.fixture
 def secure(pg_url: str) -> Iterator[Callable[[int | None], Secured]]:
     """Makes a database of its own whose tables the owner made (at an older schema version, or the
-    package's own) and secured as the README of that version says, with two tenant roles on it."""
+    package's own) and secured as the documentation of that version says, with two tenant roles on it."""
     made: list[tuple[str, str, str]] = []
 
     def make(version: int | None = None) -> Secured:
@@ -84,8 +89,13 @@ def secure(pg_url: str) -> Iterator[Callable[[int | None], Secured]]:
 
 @pytest.fixture
 def secured(secure: Callable[[int | None], Secured]) -> Secured:
-    """A database secured as the README says, with two tenant roles on it."""
+    """A database secured as docs/postgresql.md says, with two tenant roles on it."""
     return secure(None)
+
+
+def test_the_docs_give_this_statement() -> None:
+    blocks = re.findall(r"^ *```sql\n(.*?)^ *```", DOCS.read_text(encoding="utf-8"), re.S | re.M)
+    assert POLICIES.strip() in [textwrap.dedent(block).strip() for block in blocks]
 
 
 def test_each_role_reads_and_writes_its_own_tenant(secured: Secured) -> None:
