@@ -29,7 +29,6 @@ from filelock import FileLock, Timeout
 
 from ..errors import MemoryStoreError
 from .atomic import current_umask
-from .beneath import is_regular_beneath, read_beneath, read_stamped_beneath, remove_beneath, replace_beneath
 from .edits import (
     appended,
     check_needle,
@@ -51,6 +50,7 @@ from .paths import (
     resolve_alias,
     resolve_memory_path,
 )
+from .safe_open import is_regular_beneath, read_beneath, read_stamped_beneath, remove_beneath, replace_beneath
 from .scan import folder_stamps, scan_folder, sweep_temp_files
 from .tree import is_a_folder
 

@@ -18,7 +18,7 @@ import pytest
 from langchain_core.tools import ToolException
 
 from langchain_md_memory import MarkdownMemory, MemoryPathError, create_memory_tools
-from langchain_md_memory.files.beneath import read_beneath, replace_beneath
+from langchain_md_memory.files.safe_open import read_beneath, replace_beneath
 
 pytestmark = pytest.mark.timeout(5)  # a FIFO that is waited on would hang: fail instead
 

@@ -1,4 +1,4 @@
-"""Open and replace files inside the memory folder without following a symlink after the guard.
+"""A symlink-safe open beneath the memory folder: read, replace and remove, never through a symlink.
 
 The path guard (:func:`~langchain_md_memory.files.paths.resolve_memory_path`)
 resolves a path once; a folder swapped for a symlink after that check must not
