@@ -26,7 +26,6 @@ from ..errors import MemoryInputError, MemoryPathError, check_write_size
 from ..text.redaction import WriteRedactor
 from ..types import Remembered
 from .base import DocumentStore, JobLock
-from .edits import inserted_lines
 from .facts import (
     FactLine,
     expired,
@@ -231,9 +230,8 @@ class Documents:
         self._check_size(new_text)
         new_text = self.redact(new_text)
         self._check_size(new_text)
-        with self.locked():
-            raw = self.store.read_bytes(path)
-            self.store.write_bytes(path, inserted_lines(raw, after_line, new_text, path))
+        with self.locked():  # a move of the file (which takes this lock) waits for the insert
+            self.store.insert_lines(path, after_line, new_text)
         self._on_change()
 
     def move_files(self, moves: Sequence[tuple[str, str]]) -> list[str]:

@@ -21,7 +21,7 @@ import contextlib
 from collections.abc import Sequence
 
 from ..errors import MemoryInputError, MemoryPathError
-from .base import DocumentStore, one_transaction
+from .base import DocumentStore
 from .paths import is_unindexed_file
 from .tree import tree_clash
 
@@ -57,7 +57,7 @@ def move_documents(store: DocumentStore, moves: Sequence[tuple[str, str]]) -> No
         if clash is not None:
             raise MemoryPathError(f"{clash}; nothing was moved")
         data = {old: store.read_bytes(old) for old, _ in moves}
-        with one_transaction(store):
+        with store.transaction():
             written: list[str] = []
             try:
                 for old, new in moves:

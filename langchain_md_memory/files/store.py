@@ -22,35 +22,19 @@ import contextlib
 import logging
 import os
 import stat as stat_module
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
 from ..errors import MemoryStoreError
 from .atomic import current_umask
-from .beneath import is_regular_beneath, read_beneath, read_stamped_beneath, remove_beneath, replace_beneath
-from .edits import (
-    appended,
-    check_needle,
-    clean_text,
-    cut,
-    decode_lf,
-    encode_lf,
-    line_slice,
-    replace_first,
-    replaced_lines,
-)
+from .base import Change, DocumentStore
 from .gitignore import write_gitignore
 from .history import save_version
 from .locks import LockFile
-from .paths import (
-    check_relpath,
-    is_managed_file,
-    is_memory_file,
-    resolve_alias,
-    resolve_memory_path,
-)
+from .paths import is_managed_file, is_memory_file, resolve_alias, resolve_memory_path
+from .safe_open import is_regular_beneath, read_stamped_beneath, remove_beneath, replace_beneath
 from .scan import folder_stamps, scan_folder, sweep_temp_files
 from .tree import is_a_folder
 
@@ -64,8 +48,7 @@ LOCK_FILE = ".md-memory.lock"
 _LOCK_TIMEOUT_S = 60.0
 
 
-
-class MarkdownStore:
+class MarkdownStore(DocumentStore):
     """Reads and writes the Markdown files under one memory directory.
 
     Paths are relative (``"MEMORY.md"``, ``"sessions/x.md"``) or the aliases
@@ -107,23 +90,17 @@ class MarkdownStore:
         self.max_name_bytes = max_name_bytes
         self._lock = FileLock(str(self.root / LOCK_FILE), timeout=_LOCK_TIMEOUT_S)
 
-    # -- paths ----------------------------------------------------------------------
+    # -- paths and stamps -----------------------------------------------------------
 
     def resolve(self, path: str) -> Path:
         """Absolute path of ``path`` (aliases allowed) inside the root; the one guard."""
         return resolve_memory_path(self.root, self.relpath(path))
 
-    def relpath(self, path: str) -> str:
-        """``path`` with aliases resolved, as a normalised POSIX relative path within the limits.
-
-        Raises:
-            MemoryPathError: malformed, or deeper than ``max_path_depth`` folders, or a name over
-                ``max_name_bytes`` bytes.
-        """
-        return check_relpath(path, max_path_depth=self.max_path_depth, max_name_bytes=self.max_name_bytes)
-
     def exists(self, path: str) -> bool:
         """True when ``path`` names an existing regular file.
+
+        Not the base's ``stat(path) is not None``: a special file would then read as absent, and
+        a write would replace it.
 
         Raises:
             MemoryPathError: for a refused path, or a FIFO, socket or device in its place.
@@ -140,66 +117,16 @@ class MarkdownStore:
             return None
         return st.st_mtime_ns, st.st_size
 
-    # -- reading --------------------------------------------------------------------
-
-    def read(self, path: str) -> str:
-        """The file's text, invalid UTF-8 shown as U+FFFD and CRLF read as LF.
-
-        Raises:
-            MemoryPathError: when the path is refused or the file does not exist.
-        """
-        return self._load(path, errors="replace")[0]
-
-    def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
-        """The file's exact bytes (no decoding, line endings as stored).
-
-        Only a regular file is read, never through a symlink swapped in after the guard.
-
-        Raises:
-            MemoryPathError: when the path is refused, the file does not exist or is not a regular file.
-            MemoryStoreError: when it is over ``max_bytes`` or cannot be read.
-        """
-        return read_beneath(self.root, resolve_alias(path), max_bytes=max_bytes)
-
-    def read_stamped(self, path: str, *, max_bytes: int) -> tuple[tuple[int, int], bytes | None] | None:
-        """``((mtime_ns, size), bytes)`` of the file through one guarded open; ``None`` when it is absent.
-
-        The stamp belongs to the very version read. Over ``max_bytes`` the bytes are ``None``.
-
-        Raises:
-            MemoryPathError: when the path is refused or is not a regular file.
-            MemoryStoreError: when it cannot be read.
-        """
-        return read_stamped_beneath(self.root, resolve_alias(path), max_bytes=max_bytes)
-
-    def read_lines(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Lines ``start_line..end_line`` (1-based, inclusive) with their newlines.
-
-        ``None`` means the first / last line; an ``end_line`` past the end of the
-        file is clamped, a ``start_line`` past it gives ``""``.
-
-        Raises:
-            MemoryPathError: for a refused or missing file, ``start_line < 1``
-                or ``end_line < start_line`` (it is also a ``ValueError``).
-        """
-        return line_slice(self.read(path), start_line, end_line, path)
-
-    def list_files(self, *, include_unindexed: bool = False) -> list[str]:
-        """Managed Markdown files as sorted relative POSIX paths, subfolders included.
-
-        Hidden entries, the index, temp files, non-Markdown files and symlinks
-        leading outside the root are skipped; unreadable entries never raise.
-        ``include_unindexed`` adds the hidden ``.<name>.unindexed.md`` files
-        (memory that search must not see, but an archive must keep).
-        """
-        return sorted(self.scan(include_unindexed=include_unindexed))
-
     def scan(self, *, include_unindexed: bool = False, folders: dict[str, int] | None = None,
              refused: dict[str, str] | None = None) -> dict[str, tuple[int, int]]:
         """Every managed file with its ``(mtime_ns, size)``, from one directory walk.
 
         Only symlinks pay for the full guard (``realpath``): a regular file met
         while walking the real tree under root is inside it by construction.
+        Hidden entries, the index, temp files, non-Markdown files and symlinks
+        leading outside the root are skipped; unreadable entries never raise.
+        ``include_unindexed`` adds the hidden ``.<name>.unindexed.md`` files
+        (memory that search must not see, but an archive must keep).
         ``folders``, when given, receives the ``mtime_ns`` of every folder walked;
         ``refused``, the Markdown files whose names the path guard refuses, with why.
         """
@@ -216,107 +143,53 @@ class MarkdownStore:
         """
         return folder_stamps(self.root, folders)
 
-    # -- writing --------------------------------------------------------------------
+    # -- reading and writing bytes ----------------------------------------------------
 
-    def write(self, path: str, content: str) -> None:
-        """Replace the file's whole content atomically (creating it and its folders)."""
-        with self._locked():
-            rel = self._writable(path)
-            crlf = self.exists(rel) and self._load(rel, errors="surrogateescape")[1]
-            self._save(rel, clean_text(content), crlf)
+    def read_stamped(self, path: str, *, max_bytes: int) -> tuple[tuple[int, int], bytes | None] | None:
+        """``((mtime_ns, size), bytes)`` of the file through one guarded open; ``None`` when it is absent.
 
-    def write_bytes(self, path: str, data: bytes) -> None:
-        """Replace the file with exactly ``data``, atomically (creating it and its folders)."""
-        with self._locked():
-            self._save_bytes(self._writable(path), data)
-
-    def append(self, path: str, content: str) -> None:
-        """Append ``content`` as a new line (or lines) at the end of the file.
-
-        A line break is added before it only when the file does not already end
-        with one, and after it when ``content`` lacks one. The existing bytes are
-        kept exactly (a file mixing CRLF and LF lines keeps both); the new lines
-        take the file's last line ending. Empty content is a no-op.
-        """
-        if not content:
-            return
-        with self._locked():
-            rel = self._writable(path)
-            old = self.read_bytes(rel) if self.exists(rel) else b""
-            self._save_bytes(rel, appended(old, content))
-
-    def edit(self, path: str, old_text: str, new_text: str) -> bool:
-        """Replace the first exact occurrence of ``old_text``; False when absent or no file.
+        The stamp belongs to the very version read. Over ``max_bytes`` the bytes are ``None``.
+        Only a regular file is read, never through a symlink swapped in after the guard.
 
         Raises:
-            MemoryInputError: when ``old_text`` is empty.
+            MemoryPathError: when the path is refused or is not a regular file.
+            MemoryStoreError: when it cannot be read.
         """
-        check_needle(old_text, "replace")
-        replacement = clean_text(new_text)
-        return self._change_first(path, old_text, lambda text, at, end: text[:at] + replacement + text[end:])
+        return read_stamped_beneath(self.root, resolve_alias(path), max_bytes=max_bytes)
 
-    def update(self, path: str, fn: Callable[[str | None], str | None]) -> bool:
-        """Read-modify-write one file under the lock; True when it was written.
+    def rewrite(self, path: str, change: Change) -> bool:
+        """Replace the file by ``change`` of its bytes under the folder's lock; True when it was written.
 
-        ``fn`` gets the current text (``None`` when the file does not exist) and
-        returns the new text, or ``None`` to leave the file as it is. The lock is
-        held from the read to the write, so concurrent updaters never lose each
-        other's changes. Invalid UTF-8 in the old text reaches ``fn`` as U+FFFD.
-
-        Example:
-            .. code-block:: python
-
-                store.update("counter.md", lambda old: str(int(old or "0") + 1))
-        """
-        with self._locked():
-            rel = self._writable(path)
-            old, crlf = self._load(rel, errors="replace") if self.exists(rel) else (None, False)
-            new = fn(old)
-            if new is None or new == old:
-                return False
-            self._save(rel, clean_text(new), crlf)
-            return True
-
-    def delete(self, path: str, text: str) -> bool:
-        """Remove the first exact occurrence of ``text``; False when absent or no file.
-
-        When ``text`` is whole lines, its line goes with it; a run of three or
-        more newlines left at the cut becomes one blank line.
+        The new bytes go to a hidden temp file swapped in with ``os.replace`` (the file keeps its
+        permission bits; its folders are created as needed), so a crash or a full disk never
+        leaves half a file. ``change`` runs once.
 
         Raises:
-            MemoryInputError: when ``text`` is empty.
-        """
-        check_needle(text, "delete")
-        return self._change_first(path, text, cut)
-
-    def replace_lines(self, path: str, start_line: int, end_line: int, new_text: str) -> str:
-        """Replace lines ``start_line..end_line`` (1-based, inclusive) by ``new_text``; returns the old lines.
-
-        Addresses lines by number, so a line holding bytes that are not UTF-8 (shown as U+FFFD and so
-        never matched by ``old_text``) can still be corrected or removed. ``new_text=""`` deletes them.
-
-        Raises:
-            MemoryPathError: no such file, or the range is outside it.
+            MemoryPathError: a refused path, a folder or a special file in its place.
+            MemoryStoreError: the lock was not had within a minute, or the file could not be written
+                (the previous content is unchanged).
         """
         with self._locked():
             rel = self._writable(path)
-            data, old = replaced_lines(self.read_bytes(rel), start_line, end_line, new_text, rel)
-            self._save_bytes(rel, data)
-            return old
-
-    def _change_first(self, path: str, needle: str, change: Callable[[str, int, int], str]) -> bool:
-        """Rewrite the file around the first occurrence of ``needle``, under the lock."""
-        wanted = clean_text(needle)
-        with self._locked():
-            rel = self._writable(path)
-            if not self.exists(rel):
-                return False
-            content, crlf = self._load(rel, errors="surrogateescape")
-            new = replace_first(content, wanted, change, rel)
+            if isinstance(change, bytes):
+                new: bytes | None = change
+            else:
+                new = change(self.read_bytes(rel) if self.exists(rel) else None)
             if new is None:
                 return False
-            self._save(rel, new, crlf)
+            try:
+                replace_beneath(self.root, rel, new, default_mode=0o666 & ~current_umask())
+            except OSError as exc:
+                raise MemoryStoreError(
+                    f"Could not write memory file {rel!r} ({exc.strerror or exc}); "
+                    "the previous content is unchanged"
+                ) from exc
             return True
+
+    def remove(self, path: str) -> bool:
+        """Delete a memory file under the write lock; False when it does not exist."""
+        with self._locked():
+            return remove_beneath(self.root, self.relpath(path))
 
     def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
         """Delete temp files of atomic writes older than ``max_age_s``; returns how many.
@@ -327,10 +200,14 @@ class MarkdownStore:
         """
         return sweep_temp_files(self.root, max_age_s)
 
-    def remove(self, path: str) -> bool:
-        """Delete a memory file under the write lock; False when it does not exist."""
-        with self._locked():
-            return remove_beneath(self.root, self.relpath(path))
+    # -- locks and versions -----------------------------------------------------------
+
+    def locked(self) -> contextlib.AbstractContextManager[None]:
+        """The store's cross-process write lock, for a read-check-write cycle of your own.
+
+        It is re-entrant within a thread, so store writes inside it are fine.
+        """
+        return self._locked()
 
     def job_lock(self, name: str) -> LockFile:
         """A lock file ``name`` in the folder, taken without waiting (dream's ``.dream.lock``)."""
@@ -339,13 +216,6 @@ class MarkdownStore:
     def keep_version(self, name: str, data: bytes, stamp: str, keep: int) -> Path:
         """Keep ``data`` as ``.history/<name>-<stamp>.md``; the newest ``keep`` of ``name`` stay."""
         return save_version(self.root, name, data, stamp, keep)
-
-    def locked(self) -> contextlib.AbstractContextManager[None]:
-        """The store's cross-process write lock, for a read-check-write cycle of your own.
-
-        It is re-entrant within a thread, so store writes inside it are fine.
-        """
-        return self._locked()
 
     # -- internals ------------------------------------------------------------------
 
@@ -366,20 +236,3 @@ class MarkdownStore:
         if self.resolve(rel).is_dir():
             raise is_a_folder(rel)
         return rel
-
-    def _load(self, path: str, *, errors: str) -> tuple[str, bool]:
-        """The file's text with CRLF as LF, and whether it used CRLF throughout."""
-        return decode_lf(self.read_bytes(path), errors)
-
-    def _save(self, rel: str, text: str, crlf: bool) -> None:
-        """Atomically replace the file with ``text``, keeping its permission bits."""
-        self._save_bytes(rel, encode_lf(text, crlf))
-
-    def _save_bytes(self, rel: str, data: bytes) -> None:
-        try:
-            replace_beneath(self.root, rel, data, default_mode=0o666 & ~current_umask())
-        except OSError as exc:
-            raise MemoryStoreError(
-                f"Could not write memory file {rel!r} ({exc.strerror or exc}); "
-                "the previous content is unchanged"
-            ) from exc

@@ -41,7 +41,7 @@ from ..config import MemoryConfig
 from ..errors import MemoryStoreError, check_write_size
 from ..text.redaction import WriteRedactor
 from .atomic import atomic_output
-from .base import DocumentStore, one_transaction
+from .base import DocumentStore
 from .paths import STATE_DIR
 from .store import MarkdownStore
 from .tree import tree_clash
@@ -118,7 +118,7 @@ def migrate(source: DocumentStore, target: DocumentStore, *, overwrite: bool = F
             )
         paths = sorted(source.scan(include_unindexed=True))
         _check_tree(paths, "migrate")
-        with one_transaction(target):
+        with target.transaction():
             for done, path in enumerate(paths, 1):
                 target.write_bytes(path, source.read_bytes(path))
                 if progress is not None:
@@ -266,7 +266,7 @@ def push(folder: str | os.PathLike[str], store: DocumentStore, *, origin: str = 
             raise PushConflictError(conflicts)
         kept = set(store.scan(include_unindexed=True)) - {p for p, d in changes.items() if d is None}
         _check_tree(kept | {p for p, d in changes.items() if d is not None}, "push")
-        with one_transaction(store):
+        with store.transaction():
             for path, data in changes.items():
                 if data is None:
                     store.remove(path)

@@ -1,6 +1,7 @@
 """Markdown documents as PostgreSQL rows: one tenant's files, each its exact text and a revision.
 
-Implements :class:`~langchain_md_memory.files.base.DocumentStore`. The change
+Implements the primitives of :class:`~langchain_md_memory.files.base.DocumentStore`
+(every text operation comes from there). The change
 stamp of a document is ``(revision, bytes)``. The revision is the write's time
 on the database's clock in nanoseconds, forced strictly above the document's
 previous revision: it reads like a folder's ``(mtime_ns, size)`` (what dream's
@@ -25,24 +26,13 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
-from ..files.edits import (
-    appended,
-    check_needle,
-    clean_text,
-    cut,
-    decode_lf,
-    encode_lf,
-    line_slice,
-    replace_first,
-    replaced_lines,
-)
+from ..files.base import Change, DocumentStore
 from ..files.history import version_name
-from ..files.paths import HISTORY_DIR, check_relpath, is_managed_file, is_memory_file
+from ..files.paths import HISTORY_DIR, is_managed_file, is_memory_file
 from ..files.tree import ancestors, is_a_folder, not_a_folder
 from .connection import LOCK_DOCUMENTS, LOCK_TREE, PostgresDatabase
 from .handle import PostgresJobLock
@@ -58,17 +48,11 @@ B-tree index entry holds at most 2704 bytes: the name leaves the path or key aft
 # A change that lost this many races in a row gives up (each loss means another writer committed).
 _MAX_ATTEMPTS = 50
 
-# PostgreSQL's text holds at most 1 GB: no document is longer (read_bytes without a limit).
-_TEXT_MAX_BYTES = 2**30
-
 # The database clock in nanoseconds (microsecond resolution): the time part of a revision.
 _NOW_NS = "(extract(epoch FROM clock_timestamp()) * 1000000000)::bigint"
 
-Change = Callable[[bytes | None], bytes | None]
-"""The old bytes (``None``: no such document) to the new ones (``None``: leave it)."""
 
-
-class PostgresDocumentStore:
+class PostgresDocumentStore(DocumentStore):
     """One tenant's Markdown documents in ``md_memory_documents``.
 
     Args:
@@ -76,8 +60,6 @@ class PostgresDocumentStore:
         tenant: whose documents; every query is filtered by it.
         max_path_depth / max_name_bytes: the same limits as a folder memory's.
     """
-
-    recursive = True
 
     def __init__(self, db: PostgresDatabase, tenant: str, *, max_path_depth: int = 16,
                  max_name_bytes: int = 255) -> None:
@@ -92,14 +74,6 @@ class PostgresDocumentStore:
         return f"postgresql://{self.db.name}#{self.tenant}"
 
     # -- paths and stamps -----------------------------------------------------------
-
-    def relpath(self, path: str) -> str:
-        """``path`` (or an alias) checked and normalised exactly as a folder memory does."""
-        return check_relpath(path, max_path_depth=self.max_path_depth, max_name_bytes=self.max_name_bytes)
-
-    def exists(self, path: str) -> bool:
-        """True when the document exists (a refused path raises)."""
-        return self.stat(path) is not None
 
     def stat(self, path: str) -> tuple[int, int] | None:
         """``(revision, bytes)`` of the document (revision: its last write's time in ns), or ``None``."""
@@ -118,27 +92,7 @@ class PostgresDocumentStore:
         )
         return {str(p): (int(r), int(n)) for p, r, n in rows if wanted(str(p))}
 
-    def list_files(self, *, include_unindexed: bool = False) -> list[str]:
-        """Every document's path, sorted."""
-        return sorted(self.scan(include_unindexed=include_unindexed))
-
-    # -- reading ----------------------------------------------------------------------
-
-    def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
-        """The document's exact bytes (UTF-8).
-
-        Raises:
-            MemoryPathError: no such document.
-            MemoryStoreError: over ``max_bytes``.
-        """
-        rel = self.relpath(path)
-        found = self.read_stamped(rel, max_bytes=_TEXT_MAX_BYTES if max_bytes is None else max_bytes)
-        if found is None:
-            raise MemoryPathError(f"Memory file {rel!r} does not exist")
-        (_, size), data = found
-        if data is None:  # over the limit: the server did not send it
-            raise MemoryStoreError(f"Memory file {rel!r} is {size} bytes, over the {max_bytes} allowed")
-        return data
+    # -- reading and writing bytes ---------------------------------------------------
 
     def read_stamped(self, path: str, *, max_bytes: int) -> tuple[tuple[int, int], bytes | None] | None:
         """``((revision, bytes), content)`` of one version in one query; ``None`` content over the limit."""
@@ -153,77 +107,71 @@ class PostgresDocumentStore:
         revision, size, content = rows[0]
         return (int(revision), int(size)), None if content is None else str(content).encode("utf-8")
 
-    def read(self, path: str) -> str:
-        """The document's text with CRLF read as LF."""
-        return decode_lf(self.read_bytes(path), "replace")[0]
+    def rewrite(self, path: str, change: Change) -> bool:
+        """Apply ``change`` in one compare-and-swap transaction; True when the document was written.
 
-    def read_lines(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Lines ``start_line..end_line`` (1-based, inclusive) with their newlines."""
-        return line_slice(self.read(path), start_line, end_line, path)
+        The row is read ``FOR UPDATE`` and written back only if its revision is still the one read;
+        a lost race (another host created or changed it) is read again and ``change`` runs again.
+        Every write gets a new revision, as a folder's file a new mtime, even with the same bytes.
 
-    # -- writing ----------------------------------------------------------------------
-
-    def write(self, path: str, content: str) -> None:
-        """Replace the whole document (CRLF kept for a document written with CRLF)."""
-        text = clean_text(content)
-
-        def change(old: bytes | None) -> bytes:
-            crlf = old is not None and decode_lf(old, "surrogateescape")[1]
-            return encode_lf(text, crlf)
-
-        self._rewrite(path, change, always=True)
-
-    def write_bytes(self, path: str, data: bytes) -> None:
-        """Replace the whole document with exactly ``data`` (UTF-8 without NUL; else refused, unwritten)."""
-        self._rewrite(path, lambda old: data, always=True)
-
-    def append(self, path: str, content: str) -> None:
-        """Append ``content`` as new lines; the existing bytes are kept exactly. Empty: a no-op."""
-        if content:
-            self._rewrite(path, lambda old: appended(old or b"", content), always=True)
-
-    def edit(self, path: str, old_text: str, new_text: str) -> bool:
-        """Replace the one exact occurrence of ``old_text``; False when absent or no document."""
-        check_needle(old_text, "replace")
-        replacement = clean_text(new_text)
-        return self._change_first(path, old_text, lambda text, at, end: text[:at] + replacement + text[end:])
-
-    def delete(self, path: str, text: str) -> bool:
-        """Remove the one exact occurrence of ``text`` (and its line when it is whole lines)."""
-        check_needle(text, "delete")
-        return self._change_first(path, text, cut)
-
-    def update(self, path: str, fn: Callable[[str | None], str | None]) -> bool:
-        """Read-modify-write one document; ``fn`` may run again when another writer won the race."""
-
-        def change(old: bytes | None) -> bytes | None:
-            current, crlf = (None, False) if old is None else decode_lf(old, "replace")
-            new = fn(current)
-            if new is None or new == current:
-                return None
-            return encode_lf(clean_text(new), crlf)
-
-        return self._rewrite(path, change)
-
-    def replace_lines(self, path: str, start_line: int, end_line: int, new_text: str) -> str:
-        """Replace lines ``start_line..end_line`` by ``new_text``; returns the old lines."""
-        old_lines: list[str] = []
-
-        def change(old: bytes | None) -> bytes:
-            if old is None:
-                raise MemoryPathError(f"Memory file {self.relpath(path)!r} does not exist")
-            data, before = replaced_lines(old, start_line, end_line, new_text, self.relpath(path))
-            old_lines[:] = [before]
-            return data
-
-        self._rewrite(path, change, always=True)
-        return old_lines[0]
+        Raises:
+            MemoryPathError: a path that is not a Markdown memory file, or that a folder could not
+                hold next to the tenant's other documents.
+            MemoryInputError: new bytes that PostgreSQL text cannot store (not UTF-8, or a NUL).
+            MemoryStoreError: after 50 lost races in a row.
+        """
+        rel = self.relpath(path)
+        if not is_memory_file(rel):
+            raise MemoryPathError(f"Only Markdown memory files can be written: {rel!r} is not a '.md' file")
+        for attempt in range(_MAX_ATTEMPTS):
+            with self.db.transaction() as conn:
+                rows = self.db.rows(
+                    conn, "SELECT content, revision FROM md_memory_documents "
+                    "WHERE tenant = %s AND path = %s FOR UPDATE", (self.tenant, rel),
+                )
+                old = None if not rows else str(rows[0][0]).encode("utf-8")
+                new = change if isinstance(change, bytes) else change(old)
+                if new is None:
+                    return False
+                text = _storable(new, rel)
+                if not rows:
+                    self._check_tree(conn, rel)
+                    done = self.db.rows(
+                        conn, "INSERT INTO md_memory_documents(tenant, path, content, revision) "
+                        f"VALUES (%s, %s, %s, {_NOW_NS}) "
+                        "ON CONFLICT (tenant, path) DO NOTHING RETURNING 1", (self.tenant, rel, text),
+                    )
+                else:
+                    done = self.db.rows(
+                        conn, "UPDATE md_memory_documents SET content = %s, "
+                        f"revision = GREATEST(revision + 1, {_NOW_NS}), updated_at = clock_timestamp() "
+                        "WHERE tenant = %s AND path = %s AND revision = %s RETURNING 1",
+                        (text, self.tenant, rel, rows[0][1]),
+                    )
+                if done:
+                    return True
+            # Another writer created or changed it between our read and write: read it again.
+            logger.debug("write conflict on %s (attempt %d); retrying", rel, attempt + 1)
+            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        raise MemoryStoreError(
+            f"Gave up writing {rel!r} after {_MAX_ATTEMPTS} conflicting writes by others; try again"
+        )
 
     def remove(self, path: str) -> bool:
         """Delete the document; False when it does not exist."""
         rows = self.db.query("DELETE FROM md_memory_documents WHERE tenant = %s AND path = %s RETURNING 1",
                              (self.tenant, self.relpath(path)))
         return bool(rows)
+
+    def transaction(self) -> contextlib.AbstractContextManager[object]:
+        """One transaction around several writes (a push): all of them are kept, or none."""
+        return self.db.transaction()
+
+    def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
+        """Nothing to sweep: a transaction never leaves half a document."""
+        return 0
+
+    # -- locks and versions -------------------------------------------------------------
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """The tenant's advisory lock every writer of the facade takes; re-entrant within a thread."""
@@ -252,28 +200,7 @@ class PostgresDocumentStore:
                 "OFFSET %s)", (self.tenant, self.tenant, pattern, max(keep, 1)))
         return PurePosixPath(rel)
 
-    def transaction(self) -> contextlib.AbstractContextManager[object]:
-        """One transaction around several writes (a push): all of them are kept, or none."""
-        return self.db.transaction()
-
-    def sweep_temp_files(self, max_age_s: float = 3600.0) -> int:
-        """Nothing to sweep: a transaction never leaves half a document."""
-        return 0
-
     # -- internals --------------------------------------------------------------------
-
-    def _change_first(self, path: str, needle: str, change: Callable[[str, int, int], str]) -> bool:
-        wanted = clean_text(needle)
-        rel = self.relpath(path)
-
-        def rewrite(old: bytes | None) -> bytes | None:
-            if old is None:
-                return None
-            content, crlf = decode_lf(old, "surrogateescape")
-            new = replace_first(content, wanted, change, rel)
-            return None if new is None else encode_lf(new, crlf)
-
-        return self._rewrite(rel, rewrite)
 
     def _check_tree(self, conn: Any, rel: str) -> None:
         """Refuse a new document where a folder could not hold it: under a document, or above one.
@@ -292,49 +219,6 @@ class PostgresDocumentStore:
         if rows:
             found = str(rows[0][0])
             raise not_a_folder(rel, PurePosixPath(found).name) if found in folders else is_a_folder(rel)
-
-    def _rewrite(self, path: str, change: Change, *, always: bool = False) -> bool:
-        """Apply ``change`` in one compare-and-swap transaction; True when the document was written.
-
-        ``always`` writes even when the bytes did not change (a new revision, as a folder's mtime).
-        """
-        rel = self.relpath(path)
-        if not is_memory_file(rel):
-            raise MemoryPathError(f"Only Markdown memory files can be written: {rel!r} is not a '.md' file")
-        for attempt in range(_MAX_ATTEMPTS):
-            with self.db.transaction() as conn:
-                rows = self.db.rows(
-                    conn, "SELECT content, revision FROM md_memory_documents "
-                    "WHERE tenant = %s AND path = %s FOR UPDATE", (self.tenant, rel),
-                )
-                old = None if not rows else str(rows[0][0]).encode("utf-8")
-                new = change(old)
-                if new is None or (new == old and not always):
-                    return False
-                text = _storable(new, rel)
-                if not rows:
-                    self._check_tree(conn, rel)
-                    done = self.db.rows(
-                        conn, "INSERT INTO md_memory_documents(tenant, path, content, revision) "
-                        f"VALUES (%s, %s, %s, {_NOW_NS}) "
-                        "ON CONFLICT (tenant, path) DO NOTHING RETURNING 1", (self.tenant, rel, text),
-                    )
-                else:
-                    done = self.db.rows(
-                        conn, "UPDATE md_memory_documents SET content = %s, "
-                        f"revision = GREATEST(revision + 1, {_NOW_NS}), updated_at = clock_timestamp() "
-                        "WHERE tenant = %s AND path = %s AND revision = %s RETURNING 1",
-                        (text, self.tenant, rel, rows[0][1]),
-                    )
-                if done:
-                    return True
-            # Another writer created or changed it between our read and write: read it again.
-            logger.debug("write conflict on %s (attempt %d); retrying", rel, attempt + 1)
-            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-        raise MemoryStoreError(
-            f"Gave up writing {rel!r} after {_MAX_ATTEMPTS} conflicting writes by others; try again"
-        )
-
 
 def check_tenant(tenant: str) -> str:
     """``tenant`` when it can name a tenant (a non-empty UTF-8 string without NUL, at most

@@ -88,6 +88,26 @@ def test_update_runs_again_when_another_writer_won_the_race(pg_memory_factory: M
     assert first.get("count.md") == "11\n" and calls == [None, "10\n"]
 
 
+def test_an_edit_to_the_same_text_is_found_as_in_a_folder(pg_memory: MarkdownMemory):
+    from langchain_md_memory import create_memory_tools
+
+    pg_memory.write("MEMORY.md", "- likes tea\n")
+    assert pg_memory.edit("likes tea", "likes tea") is True
+    update = create_memory_tools(pg_memory)[2]
+    reply = update.invoke({"action": "edit", "old_text": "likes tea", "content": "likes tea"})
+    assert "not found" not in reply and pg_memory.get("MEMORY.md") == "- likes tea\n"
+
+
+def test_lines_are_inserted_and_replaced_keeping_every_other_byte(pg_memory: MarkdownMemory):
+    pg_memory.store.write_bytes("notes.md", b"- a\r\n- b\r\n- c")
+    pg_memory.insert_lines("notes.md", 1, "- new")
+    assert pg_memory.replace_lines("notes.md", 3, 3, "- B") == "- b\r\n"
+    assert pg_memory.read_bytes("notes.md") == b"- a\r\n- new\r\n- B\r\n- c"
+    with pytest.raises(MemoryPathError, match=r"Memory file 'nope\.md' does not exist"):
+        pg_memory.insert_lines("nope.md", 0, "- x")
+    assert pg_memory.list_files() == ["notes.md"]
+
+
 def test_rebuild_and_verify_work_in_place(pg_memory: MarkdownMemory):
     pg_memory.write("MEMORY.md", NOTES)
     pg_memory.sync()

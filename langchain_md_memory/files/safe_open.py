@@ -1,4 +1,4 @@
-"""Open and replace files inside the memory folder without following a symlink after the guard.
+"""A symlink-safe open beneath the memory folder: read, replace and remove, never through a symlink.
 
 The path guard (:func:`~langchain_md_memory.files.paths.resolve_memory_path`)
 resolves a path once; a folder swapped for a symlink after that check must not
@@ -10,8 +10,8 @@ at once, never waited on (``O_NONBLOCK``).
 Example:
     .. code-block:: python
 
-        data = read_beneath(Path("memory"), "MEMORY.md", max_bytes=10_000_000)
-        replace_beneath(Path("memory"), "MEMORY.md", data + b"- new fact\\n")
+        stamp, data = read_stamped_beneath(Path("memory"), "MEMORY.md", max_bytes=10_000_000)
+        replace_beneath(Path("memory"), "MEMORY.md", data + b"- new fact\\n", default_mode=0o644)
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .atomic import atomic_output
 from .paths import normalize_relpath, resolve_memory_path
 from .tree import is_a_folder, not_a_folder
 
-__all__ = ["is_regular_beneath", "read_beneath", "read_stamped_beneath", "remove_beneath", "replace_beneath"]
+__all__ = ["is_regular_beneath", "read_stamped_beneath", "remove_beneath", "replace_beneath"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -106,7 +106,11 @@ def _open_guarded(root: Path, rel: str) -> int:
 
 
 def _open_regular(root: Path, rel: str) -> tuple[int, os.stat_result]:
-    """A read descriptor of ``root/rel`` and its ``fstat`` (raises as :func:`read_beneath`)."""
+    """A read descriptor of ``root/rel`` and its ``fstat``.
+
+    Raises:
+        MemoryPathError: missing, a directory, a special file, or reached through a symlink swapped in.
+    """
     try:
         fd = _open_guarded(root, rel)
     except FileNotFoundError as exc:
@@ -140,29 +144,16 @@ def _read_fd(fd: int, rel: str) -> bytes:
             raise MemoryStoreError(f"Cannot read {rel!r}: {exc.strerror or exc}") from exc
 
 
-def read_beneath(root: Path, rel: str, *, max_bytes: int | None = None) -> bytes:
-    """The bytes of the regular file ``root/rel``.
-
-    Raises:
-        MemoryPathError: missing, a directory, a special file, or reached through a symlink swapped in.
-        MemoryStoreError: over ``max_bytes``, or unreadable.
-    """
-    fd, info = _open_regular(root, rel)
-    if max_bytes is not None and info.st_size > max_bytes:
-        os.close(fd)
-        raise MemoryStoreError(
-            f"{rel!r} is {info.st_size} bytes, over the limit of {max_bytes} (max_file_bytes)"
-        )
-    return _read_fd(fd, rel)
-
-
 def read_stamped_beneath(root: Path, rel: str, *,
                          max_bytes: int) -> tuple[tuple[int, int], bytes | None] | None:
     """``((mtime_ns, size), bytes)`` of the regular file ``root/rel``, read through one open descriptor.
 
     The stamp is the ``fstat`` of the very file read; ``None`` when the file does not exist. Over
-    ``max_bytes`` the bytes are ``None`` (nothing is read). Raises as :func:`read_beneath` for a
-    refused file.
+    ``max_bytes`` the bytes are ``None`` (nothing is read).
+
+    Raises:
+        MemoryPathError: a directory, a special file, or reached through a symlink swapped in.
+        MemoryStoreError: unreadable.
     """
     try:
         fd, info = _open_regular(root, rel)
