@@ -16,11 +16,10 @@ import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import numpy as np
+from typing import Any
 
 from ..config import MemoryConfig
+from ..embeddings.base import Embedder
 from ..index.base import SearchIndex
 from ..index.scoring import MAX_QUERY_TERMS, NO_SUCH_TERM
 from ..text import CJK_CHAR_RE, query_term_forms, query_terms
@@ -32,8 +31,8 @@ from .pipeline import Recall
 from .relevance import CROSSED_WEIGHT
 
 __all__ = [
-    "Crossing", "QueryEmbedder", "QueryVector", "bounded_keywords", "crossing", "keyword_completed",
-    "query_vector", "retrieve", "started_query_vector",
+    "Crossing", "QueryVector", "bounded_keywords", "crossing", "keyword_completed", "query_vector",
+    "retrieve", "started_query_vector",
 ]
 
 _PER_WORD = 16
@@ -44,23 +43,11 @@ _CANDIDATE_TERMS = 256
 logger = logging.getLogger(__name__)
 
 
-class QueryEmbedder(Protocol):
-    """What recall needs from an embedding client."""
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """One unit vector for a query."""
-        ...
-
-    def fit_query(self, text: str) -> str:
-        """The head of ``text`` the model reads (its input window); ``text`` when it fits."""
-        ...
-
-
 QueryVector = Callable[[], tuple[Any, str | None]]
 """What :func:`started_query_vector` returns: waits for the query's embedding, ``(vector, why none)``."""
 
 
-def query_vector(embedder: QueryEmbedder | None, query: str,
+def query_vector(embedder: Embedder | None, query: str,
                  embedding_error: str | None) -> tuple[Any, str | None]:
     """The query's embedding, or ``None`` and why the search runs on keywords only.
 
@@ -69,11 +56,11 @@ def query_vector(embedder: QueryEmbedder | None, query: str,
     return started_query_vector(embedder, query, embedding_error)()
 
 
-def started_query_vector(embedder: QueryEmbedder | None, query: str,
+def started_query_vector(embedder: Embedder | None, query: str,
                          embedding_error: str | None) -> QueryVector:
-    """:func:`query_vector`, its embedding begun now on a worker thread when the embedder can
-    (``start_query``): keyword recall reads the index meanwhile. The function returned waits for
-    it (the first call; later ones give the same answer) and never raises.
+    """:func:`query_vector`, its embedding begun now (on a worker thread, for a remote model):
+    keyword recall reads the index meanwhile. The function returned waits for it (the first call;
+    later ones give the same answer) and never raises.
     """
     if embedder is None or not query.strip():
         return lambda: (None, None)
@@ -81,16 +68,14 @@ def started_query_vector(embedder: QueryEmbedder | None, query: str,
         degraded = f"embeddings unavailable ({embedding_error}); keyword results only"
         return lambda: (None, degraded)
     # The model reads only its window: the rest would cost minutes of encoding and change nothing.
-    fit = getattr(embedder, "fit_query", None)  # an embedder of the QueryEmbedder protocol before issue 39
-    fitted = fit(query) if callable(fit) else query
+    fitted = embedder.fit_query(query)
     note = None
     if len(fitted) < len(query):
         note = (f"long query: the embedding model read its first {len(fitted)} of {len(query)} characters "
                 "(its input window)")
         logger.info("%s", note)
-    start = getattr(embedder, "start_query", None)
     try:
-        wait = start(fitted) if callable(start) else functools.partial(embedder.embed_query, fitted)
+        wait = embedder.start_query(fitted)
     except Exception as exc:  # could not even start: answer from keywords
         failed = _failed(exc)
         return lambda: failed
