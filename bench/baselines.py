@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from langchain_md_memory.index.schema import VECTOR_JOIN
+from langchain_md_memory.index.sqlite.schema import VECTOR_JOIN
 
 __all__ = [
     "NumpyFloor",

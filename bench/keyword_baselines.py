@@ -1,7 +1,7 @@
 """What keyword recall is measured against: the exhaustive BM25 top k, and the bounded recall it replaced.
 
 - :func:`exhaustive_keyword` scores *every* chunk matching any query term with the package's own
-  :func:`~langchain_md_memory.index.keyword.bm25_score` (Lucene idf, the same query terms: stop words
+  :func:`~langchain_md_memory.index.scoring.bm25_score` (Lucene idf, the same query terms: stop words
   dropped, at most 32), one chunk at a time from its FTS5 terms, and keeps the best ``limit``, ties to
   the lower rowid. It is the reference: no postings kept in memory, no numpy, no cap.
 - :func:`bounded_keyword_before` is keyword recall as it was before the exact search, kept line for
@@ -9,7 +9,8 @@
   ``bm25()``, rescored.
 
 Both read the index through its documented interface: ``snapshot()``, ``read()`` (read-only SQL),
-``corpus_stats()`` and ``records()``.
+``corpus_stats()`` and ``records()``. :func:`index_keyword` is the index's own keyword recall of a query,
+its terms cut as search cuts them.
 
 Example:
     .. code-block:: python
@@ -23,11 +24,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_md_memory.index.keyword import BM25_B, BM25_K1, bm25_score, lucene_idf
+from langchain_md_memory.index.scoring import BM25_B, BM25_K1, MAX_QUERY_TERMS, bm25_score, lucene_idf
 from langchain_md_memory.index.sqlite import MemoryIndex
 from langchain_md_memory.text import match_expression, query_terms
 
-__all__ = ["agreement", "bounded_keyword_before", "exhaustive_keyword", "top_rowids"]
+__all__ = ["agreement", "bounded_keyword_before", "exhaustive_keyword", "index_keyword", "top_rowids"]
 
 _MAX_TERMS = 32
 _BUDGET_BEFORE = 5_000
@@ -107,6 +108,11 @@ def bounded_keyword_before(index: MemoryIndex, query: str, limit: int) -> list[t
         records = index.records([rowid for _, rowid in top])
     best = top[0][0]
     return [(records[r], max(s / best, 1e-6) if best > 0 else 1.0) for s, r in top if r in records]
+
+
+def index_keyword(index: MemoryIndex, query: str, limit: int) -> list[tuple[Any, float]]:
+    """The index's keyword recall of ``query`` alone: ``(record, score / best)``, best first."""
+    return index.keyword_search([query_terms(query)[:MAX_QUERY_TERMS]], limit).hits[0]
 
 
 def top_rowids(index: MemoryIndex, hits: Sequence[tuple[Any, float]]) -> set[int]:

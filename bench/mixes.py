@@ -45,7 +45,7 @@ from langchain_md_memory.sync.embedding import embed_text
 from langchain_md_memory.sync.freshness import RACY_NS
 
 from .baselines import NumpyFloor, read_vectors, spec_linear_scan, spec_linear_scan_numpy
-from .keyword_baselines import agreement, exhaustive_keyword, top_rowids
+from .keyword_baselines import agreement, exhaustive_keyword, index_keyword, top_rowids
 from .synthetic import CJK_PHRASES, HashingEmbeddings, Layout, write_memory
 from .timing import summarize
 
@@ -163,7 +163,7 @@ def _one_mix(mem: MarkdownMemory, watched: MarkdownMemory, floor: NumpyFloor, in
         ours = [rowid for rowid, _ in mem.index.nearest(v, pool)]
         vector_agreement.append(floor.agreement(v, ours, pool))
         reference = {rowid for _, rowid in exhaustive_keyword(mem.index, q, pool)}
-        found = top_rowids(mem.index, mem.index.keyword_search(q, pool))
+        found = top_rowids(mem.index, index_keyword(mem.index, q, pool))
         keyword_agreement.append(agreement(found, reference))
     for q in queries[:spec_queries]:
         v = emb.embed_array(q)

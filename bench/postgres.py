@@ -137,7 +137,7 @@ def agreement(url: str, emb: HashingEmbeddings, queries: list[str]) -> dict[str,
         ms: list[float] = []
         for v in vectors:
             t0 = time.perf_counter()
-            truth.append(exact.index.vector_search(v, POOL))
+            truth.append(exact.index.vector_search(v, POOL).hits)
             ms.append((time.perf_counter() - t0) * 1000)
         out["exact_vector_recall_ms_p50"] = round(float(np.median(ms)), 1)
         for mode in ("auto", "hnsw"):
@@ -146,7 +146,7 @@ def agreement(url: str, emb: HashingEmbeddings, queries: list[str]) -> dict[str,
                 agree, ms, short = [], [], 0
                 for v, want in zip(vectors, truth, strict=True):
                     t0 = time.perf_counter()
-                    got = mem.index.vector_search(v, POOL)
+                    got = mem.index.vector_search(v, POOL).hits
                     ms.append((time.perf_counter() - t0) * 1000)
                     short += len(got) < len(want)
                     agree.append(_overlap(got, want))

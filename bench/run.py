@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig
-from langchain_md_memory.index.handle import IndexHandle
-from langchain_md_memory.index.vectors import VectorMatrix
+from langchain_md_memory.index.sqlite.handle import IndexHandle
+from langchain_md_memory.index.sqlite.vectors import VectorMatrix
 from langchain_md_memory.sync.indexer import Indexer
 
 from .baselines import (
@@ -43,7 +43,13 @@ from .baselines import (
     spec_linear_scan_numpy,
     sqlite_vec_status,
 )
-from .keyword_baselines import agreement, bounded_keyword_before, exhaustive_keyword, top_rowids
+from .keyword_baselines import (
+    agreement,
+    bounded_keyword_before,
+    exhaustive_keyword,
+    index_keyword,
+    top_rowids,
+)
 from .mixes import FILES, bench_mixes, mixes_table, mixes_targets, probe_mixes
 from .synthetic import DIM, HashingEmbeddings, edit_one_paragraph, make_queries, write_memory
 from .timing import summarize
@@ -279,7 +285,7 @@ def _interleaved(
     times: dict[str, list[float]] = {name: [] for name in names}
     agree: dict[str, list[float]] = {"a": [], "b": [], "c": [], "keyword_index": [], "keyword_before": []}
     keyword_paths: dict[str, Callable[[Any, str, int], list[Any]]] = {
-        "keyword_index": lambda index, q, k: index.keyword_search(q, k),
+        "keyword_index": index_keyword,
         "keyword_before": bounded_keyword_before,
     }
     walks = _walk_times(mem)
@@ -356,7 +362,7 @@ def _walk_times(mem: MarkdownMemory) -> list[float]:
 def _vector_with_embed(mem: MarkdownMemory, query: str, pool: int) -> list[Any]:
     """Vector recall as the facade does it: embed the query through the client, then search the matrix."""
     assert mem.embedder is not None
-    return mem.index.vector_search(mem.embedder.embed_query(query), pool)
+    return mem.index.vector_search(mem.embedder.embed_query(query), pool).hits
 
 
 def _sqlite_vec(

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from langchain_md_memory.index.sqlite import ChunkRow, FileState, MemoryIndex
-from langchain_md_memory.index.vectors import RESCORE_FACTOR, VectorMatrix, rescore
+from langchain_md_memory.index.sqlite.vectors import RESCORE_FACTOR, VectorMatrix, rescore
 from langchain_md_memory.types import ChunkRecord
 
 from .run import _rss_mb
@@ -149,7 +149,7 @@ def search_times(n: int, queries: int, seed: int = 5) -> dict[str, Any]:
                 found: dict[str, set[str]] = {}
                 for d in order:
                     t0 = time.perf_counter()
-                    hits = indexes[d].vector_search(q, _K)
+                    hits = indexes[d].vector_search(q, _K).hits
                     times[d].append((time.perf_counter() - t0) * 1000)
                     found[d] = {r.id for r, _ in hits}
                 for d in DTYPES:

@@ -101,7 +101,7 @@ class MemorySearchResult:
     ``score`` is final. ``vector_score`` / ``keyword_score`` are the raw recall
     scores in [0, 1] (``None`` when that path did not return the chunk; the cosine
     is offset for the chunk's script in a memory of two, see
-    :mod:`langchain_md_memory.index.scripts`);
+    :mod:`langchain_md_memory.index.scoring`);
     ``merged_score`` is their weighted sum; ``weight`` the source/access
     multiplier; ``decay`` the temporal multiplier (1.0 for evergreen; above 1.0 for a newer
     statement of a fact raised to the place of an older one, see

@@ -2,8 +2,8 @@
 
 :class:`EmbeddingClient` wraps any ``langchain_core`` :class:`~langchain_core.embeddings.Embeddings`
 and hands the index float32, L2-normalised numpy vectors it can trust: the right
-count, one dimension, finite, non-zero. Build one from a spec with
-:func:`~langchain_md_memory.embeddings.resolve_embeddings`.
+count, one dimension, finite, non-zero. It is the :class:`~.base.Embedder` sync and search
+use; build one from a spec with :func:`~langchain_md_memory.embeddings.resolve_embeddings`.
 
 Example:
     .. code-block:: python

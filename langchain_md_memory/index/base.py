@@ -1,9 +1,13 @@
 """The index seam: what sync and search need from wherever the derived index lives.
 
-The default is :class:`~langchain_md_memory.index.sqlite.MemoryIndex` (a SQLite
-file beside the Markdown). Another backend (e.g. PostgreSQL with pgvector)
-implements the same methods; the five search stages stay in Python above it,
-and the index only supplies the two candidate pools.
+Two backends implement :class:`SearchIndex`: :class:`~langchain_md_memory.index.sqlite.MemoryIndex`
+(a SQLite file beside the Markdown, the default; :mod:`.sqlite`) and
+:class:`~langchain_md_memory.postgres.PostgresIndex` (PostgreSQL with pgvector). The seam is
+this protocol, the rows both write (:mod:`.rows`) and the scoring both compute (:mod:`.scoring`);
+the search stages stay in Python above it (:mod:`langchain_md_memory.search.retrieve` is the one
+place a search reads the index), and the index only supplies the two candidate pools. A recall
+returns what it computed with its hits (the keyword idf, the vector background): nothing passes
+between calls through the index.
 
 Example:
     .. code-block:: python
@@ -12,14 +16,14 @@ Example:
         from langchain_md_memory.index.sqlite import MemoryIndex
 
         index: SearchIndex = MemoryIndex.open(":memory:")
-        assert index.keyword_search("anything", 5) == []
+        assert index.keyword_search([["anything"]], 5).hits == [[]]
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -29,8 +33,11 @@ from ..files.base import DocumentStore, StateStore
 from ..files.sections import PastFact
 from ..types import ChunkRecord, FileKind
 from .rows import ChunkRow, FileState, PastRow
+from .scoring import Background
 
-__all__ = ["Backend", "HealthChecks", "IndexOwner", "SearchIndex", "VectorCache"]
+__all__ = [
+    "Backend", "HealthChecks", "IndexOwner", "KeywordRecall", "SearchIndex", "VectorCache", "VectorRecall",
+]
 
 T = TypeVar("T")
 
@@ -69,6 +76,30 @@ class HealthChecks(Protocol):
     def keyword_orphans(self) -> int:
         """Keyword entries whose chunk is gone."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordRecall:
+    """What keyword recall found for each term list, and the idf it weighed the first list's terms by.
+
+    ``hits[i]`` holds list ``i``'s candidates as ``(chunk, score in (0, 1])``, best first (scores
+    divided by the best hit's); ``idf`` every term of the first list (a term no chunk holds included).
+    """
+
+    hits: list[list[tuple[ChunkRecord, float]]]
+    idf: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecall:
+    """What vector recall found, and the query's background it measured on the way.
+
+    ``hits`` are ``(chunk, score in [0, 1])``, best first; ``background`` the mean and spread of the
+    query's cosine to the stored vectors (``None``: too few of them, or a zero query).
+    """
+
+    hits: list[tuple[ChunkRecord, float]]
+    background: Background | None
 
 
 class SearchIndex(Protocol):
@@ -139,33 +170,28 @@ class SearchIndex(Protocol):
         """The struck lines that held on ``day``, each with its cached vector (``None``: none yet)."""
         ...
 
-    def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """Keyword candidates, best first."""
-        ...
-
-    def keyword_searches(self, queries: Sequence[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
-        """``keyword_search`` of each query (a question and its translation), answered together."""
+    def keyword_search(self, queries: Sequence[Sequence[str]], limit: int) -> KeywordRecall:
+        """The BM25 keyword candidates of each term list (a question's and its translation's), up to ``limit``
+        each, answered together, with the idf of the first list's terms."""
         ...
 
     def holds_script(self, script: int) -> bool:
         """False only when no indexed term is in ``script`` (``text.SCRIPT_CJK`` or ``SCRIPT_OTHER``)."""
         ...
 
-    def keyword_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+    def keyword_scores(self, terms: Sequence[str], ids: Sequence[str],
+                       idf: Mapping[str, float] | None = None) -> dict[str, float]:
         """The BM25 keyword recall ranks by (not divided by its best) of each of these chunks that holds
-        a query term; the others are absent."""
+        one of ``terms``; the others are absent. ``idf``: the terms' idf as :meth:`keyword_search` returned
+        it in this search, for a backend that would otherwise count them again (``None``: counted)."""
         ...
 
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each query term's BM25 idf over the indexed chunks (a term no chunk holds gets the highest)."""
         ...
 
-    def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """Vector candidates, best first."""
-        ...
-
-    def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
-        """Mean and standard deviation of the query's cosine to the stored vectors, or ``None``."""
+    def vector_search(self, query: np.ndarray, limit: int) -> VectorRecall:
+        """Up to ``limit`` vector candidates, best first, with the query's background."""
         ...
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -204,7 +230,7 @@ class SearchIndex(Protocol):
 
 
 class IndexOwner(Protocol):
-    """Holds the index in use (see :class:`~langchain_md_memory.index.handle.IndexHandle`).
+    """Holds the index in use (see :class:`~langchain_md_memory.index.sqlite.handle.IndexHandle`).
 
     Readers take :attr:`index` afresh for each use, so a swap reaches them all at once.
     """

@@ -19,7 +19,7 @@ from ..files.paths import INDEX_FILE
 from ..files.state import StateFile
 from ..files.store import MarkdownStore
 from .base import Backend
-from .handle import IndexHandle
+from .sqlite.handle import IndexHandle
 
 __all__ = ["open_folder"]
 

@@ -1,4 +1,6 @@
-"""What the index stores per file and per chunk, as plain data.
+"""What the index stores per file and per chunk, as plain data, and the stored form of a vector.
+
+Both backends write these rows; a vector is stored (and cached) as the BLOB :func:`to_blob` makes.
 
 Example:
     .. code-block:: python
@@ -22,7 +24,10 @@ from ..files.sections import PastFact
 from ..text import script_group
 from ..types import ChunkRecord, FileKind
 
-__all__ = ["ChunkRow", "FileState", "PastRow", "chunk_record", "chunk_values", "past_fact", "past_values"]
+__all__ = [
+    "ChunkRow", "FileState", "PastRow", "chunk_record", "chunk_values", "from_blob", "past_fact",
+    "past_values", "to_blob",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +60,7 @@ class ChunkRow:
     @property
     def script(self) -> int:
         """The script group of what the chunk is embedded as (heading, text and context): the
-        group its vector is measured in (see :mod:`langchain_md_memory.index.scripts`). A short
+        group its vector is measured in (see :mod:`langchain_md_memory.index.scoring`). A short
         English bullet embedded with the Chinese lines around it reads as Chinese to the model."""
         return script_group("\n".join((self.record.heading, self.record.text, self.context)))
 
@@ -115,3 +120,13 @@ def chunk_values(rowid: int, row: ChunkRow, script: int) -> tuple[object, ...]:
     return (rowid, rec.id, rec.path, rec.start_line, rec.end_line, rec.heading, rec.text, rec.hash,
             row.embed_hash, row.context, script, rec.file_kind, rec.updated_at, row.n_terms,
             row.vector is not None)
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    """A vector as the float32 BLOB the index stores (SQLite ``BLOB``, PostgreSQL ``bytea``)."""
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    """A stored float32 BLOB as a (read-only) numpy vector."""
+    return np.frombuffer(blob, dtype=np.float32)

@@ -1,7 +1,7 @@
 """The PostgreSQL backend's index owner and durable state: what a folder keeps in files.
 
 :class:`PostgresIndexHandle` stands where a folder memory's
-:class:`~langchain_md_memory.index.handle.IndexHandle` does; the index never
+:class:`~langchain_md_memory.index.sqlite.handle.IndexHandle` does; the index never
 moves (a rebuild replaces each file's rows in place), so it has nothing to swap.
 :class:`PostgresState` keeps what a folder keeps in ``.md-memory/state.json``
 (dream's bookkeeping) in ``md_memory_state``, one row per key.

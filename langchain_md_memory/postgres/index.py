@@ -11,7 +11,7 @@ Example:
     .. code-block:: python
 
         index = PostgresIndex(PostgresDatabase.connect(url), tenant="alice")
-        hits = index.keyword_search("仓位", 10)   # [(ChunkRecord, score)]
+        hits = index.keyword_search([["仓位"]], 10).hits[0]   # [(ChunkRecord, score)]
 """
 
 from __future__ import annotations
@@ -19,23 +19,29 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
 
 from ..files.sections import PastFact
-from ..index.keyword import MAX_QUERY_TERMS, LastTermIdf, bm25_score, lucene_idf, scaled_to_best
-from ..index.rows import ChunkRow, FileState, PastRow, chunk_record, past_fact, past_values
-from ..index.vectors import from_blob, to_blob
-from ..text import query_terms
+from ..index.base import KeywordRecall, VectorRecall
+from ..index.rows import (
+    ChunkRow,
+    FileState,
+    PastRow,
+    chunk_record,
+    from_blob,
+    past_fact,
+    past_values,
+    to_blob,
+)
+from ..index.scoring import bm25_score, lucene_idf, scaled_to_best
 from ..types import ChunkRecord, FileKind
 from .connection import LOCK_INDEX, Conn, PostgresDatabase
 from .graphs import HNSW_MIN_ROWS, drop_graphs, ensure_graphs
 from .recall import (
-    Calibration,
     calibrate,
     corpus_stats,
     document_frequencies,
@@ -155,8 +161,6 @@ class PostgresIndex:
         self.hnsw_min_rows: int | None = {"auto": HNSW_MIN_ROWS, "hnsw": 1, "exact": None}[vector_search]
         """Vectors a script group holds from which recall goes through its graph (``None``: never)."""
         self._graphs_due = True  # checked once per process, then after syncs that changed chunks or vectors
-        self._last = threading.local()  # this thread's last calibration, for vector_background
-        self._last_idf = LastTermIdf()
 
     # -- meta ------------------------------------------------------------------------
 
@@ -310,76 +314,64 @@ class PostgresIndex:
 
     # -- search --------------------------------------------------------------------------
 
-    def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """BM25 keyword recall (Lucene idf, as the SQLite index), scores in (0, 1], best first."""
-        terms = query_terms(query)[:MAX_QUERY_TERMS]
-        if not terms or limit <= 0:
-            return []
-        with self._db.snapshot() as conn:
-            top, idf = keyword_top_k(conn, self.tenant, terms, limit)
-            if idf:
-                self._last_idf.keep(terms, idf)
-            records = self._records(conn, [rowid for _, rowid in top]) if top else {}
-        return scaled_to_best(top, records)
+    def keyword_search(self, queries: Sequence[Sequence[str]], limit: int) -> KeywordRecall:
+        """BM25 keyword recall of each term list (Lucene idf, as the SQLite index), scores in (0, 1], best
+        first, with the first list's idf: counted with its candidates."""
+        hits: list[list[tuple[ChunkRecord, float]]] = []
+        first: dict[str, float] = {}
+        for n, terms in enumerate(queries):
+            if not terms:
+                hits.append([])
+                continue
+            with self._db.snapshot() as conn:
+                top, idf = keyword_top_k(conn, self.tenant, terms, limit)
+                records = self._records(conn, [rowid for _, rowid in top]) if top else {}
+            hits.append(scaled_to_best(top, records))
+            first = idf if n == 0 else first
+        return KeywordRecall(hits, first)
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         """Nothing shared: each of a search's statements reads its own snapshot."""
         return contextlib.nullcontext()
 
-    def keyword_searches(self, queries: Sequence[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
-        """:meth:`keyword_search` of each query, one after the other (the first last: ``term_idf`` then
-        finds its terms' idf kept)."""
-        rest = [self.keyword_search(query, limit) for query in queries[1:]]
-        return [self.keyword_search(queries[0], limit), *rest] if queries else []
-
     def holds_script(self, script: int) -> bool:
         """Always True: the terms are not counted by script here, so translations are always looked for."""
         return True
 
-    def keyword_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """The BM25 (not divided by the best) of each chunk of ``ids`` holding a term of ``query``."""
-        terms = query_terms(query)[:MAX_QUERY_TERMS]
+    def keyword_scores(self, terms: Sequence[str], ids: Sequence[str],
+                       idf: Mapping[str, float] | None = None) -> dict[str, float]:
+        """The BM25 (not divided by the best) of each chunk of ``ids`` holding one of ``terms``, weighed by
+        ``idf`` (what this search's keyword recall counted; ``None``: counted here)."""
         if not terms or not ids:
             return {}
-        idf = self._last_idf.peek(terms) or self.term_idf(terms)  # what this search's recall read, if it did
+        weights = idf if idf is not None else self.term_idf(terms)
         with self._db.snapshot() as conn:
             avg_len = corpus_stats(conn, self.tenant)[1]
             rows = _rows(conn, "SELECT id, terms FROM md_memory_chunks WHERE tenant = %s AND id = ANY(%s)",
                          (self.tenant, list(ids)))
-        scored = ((str(i), bm25_score(terms, str(indexed).split(), idf, avg_len)) for i, indexed in rows)
+        scored = ((str(i), bm25_score(terms, str(indexed).split(), weights, avg_len)) for i, indexed in rows)
         return {i: score for i, score in scored if score > 0}
 
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each term's Lucene idf over the tenant's chunks, as keyword search weighs it."""
-        if (kept := self._last_idf.take(terms)) is not None:  # this search's keyword recall counted them
-            return kept
         held = lexemes(terms)
         with self._db.snapshot() as conn:
             df = document_frequencies(conn, self.tenant, held)[1] if held else {}
             n_docs = corpus_stats(conn, self.tenant)[0]
         return {term: lucene_idf(n_docs, df.get(term, 0)) for term in terms}
 
-    def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """Cosine recall (offset per script group, as the SQLite index), scores in [0, 1], best first."""
+    def vector_search(self, query: np.ndarray, limit: int) -> VectorRecall:
+        """Cosine recall (offset per script group, as the SQLite index), scores in [0, 1], best first, with
+        the query's background: measured first, in the same snapshot."""
         with self._db.snapshot() as conn:
-            calibration = calibrate(conn, self.tenant, query)
-            # A search asks for the background right after: the same snapshot's answer, once.
-            self._last.calibration = (np.asarray(query, dtype=np.float32).tobytes(), calibration)
+            (offsets, background), sizes = calibrate(conn, self.tenant, query)
             top = vector_top_k(conn, self.tenant, query, limit, hnsw_min_rows=self.hnsw_min_rows,
-                               calibration=calibration)
+                               offsets=offsets, sizes=sizes)
             if not top:
-                return []
+                return VectorRecall([], background)
             records = self._records(conn, [rowid for rowid, _ in top])
-        return [(records[rowid], score) for rowid, score in top if rowid in records]
-
-    def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
-        """Mean and spread of the query's cosine to this tenant's notes."""
-        last: tuple[bytes, Calibration] | None = getattr(self._last, "calibration", None)
-        self._last.calibration = None
-        if last is not None and last[0] == np.asarray(query, dtype=np.float32).tobytes():
-            return last[1][1]
-        with self._db.snapshot() as conn:
-            return calibrate(conn, self.tenant, query)[1]
+        hits = [(records[rowid], score) for rowid, score in top if rowid in records]
+        return VectorRecall(hits, background)
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors of chunks by id (chunks without one are absent)."""

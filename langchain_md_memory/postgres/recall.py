@@ -2,14 +2,15 @@
 
 Keyword recall asks the GIN index which of a tenant's chunks hold any query
 term, with every term's document frequency in the same statement, and scores
-the matches with the package's own BM25 (:func:`~langchain_md_memory.index.keyword.bm25_score`,
+the matches with the package's own BM25 (:func:`~langchain_md_memory.index.scoring.bm25_score`,
 Lucene idf) from their stored terms: the same scores the SQLite index gives.
 Only when more than :data:`KEYWORD_POOL` chunks match does PostgreSQL's
 ``ts_rank`` choose which of them are scored.
 
-Vector recall measures the query's background per script group (as
-:class:`~langchain_md_memory.index.scripts.ScriptVectors` does) and takes each
-group's nearest chunks, exactly or through the tenant's HNSW graph of the group.
+Vector recall measures the query's background per script group (as the SQLite
+index does, :mod:`langchain_md_memory.index.sqlite.script_groups`), combines them
+and ranks by offset cosine with :mod:`langchain_md_memory.index.scoring`, and takes
+each group's nearest chunks, exactly or through the tenant's HNSW graph of the group.
 
 Example:
     .. code-block:: python
@@ -25,9 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from ..index.keyword import bm25_score, lucene_idf
-from ..index.scripts import combine_backgrounds
-from ..index.vectors import BACKGROUND_SAMPLE, MIN_BACKGROUND
+from ..index.scoring import (
+    BACKGROUND_SAMPLE,
+    MIN_BACKGROUND,
+    Calibration,
+    bm25_score,
+    combine_backgrounds,
+    lucene_idf,
+    offset_top_k,
+)
 from .connection import Conn, PostgresDatabase
 from .graphs import HNSW_EF_SEARCH, hnsw_query
 
@@ -82,16 +89,16 @@ def corpus_stats(conn: Conn, tenant: str) -> tuple[int, float]:
 def keyword_top_k(conn: Conn, tenant: str, terms: Sequence[str], limit: int
                   ) -> tuple[list[tuple[float, int]], dict[str, float]]:
     """The ``limit`` best ``(bm25, rowid)`` of the tenant's chunks holding any of ``terms``, best first,
-    and the idf of every one of ``terms`` (empty when no chunk matched: nothing was counted)."""
+    and the idf of every one of ``terms``."""
     asked, terms = terms, lexemes(terms)
-    if not terms or limit <= 0:
+    if not asked:
         return [], {}
-    query = tsquery(terms)
-    matched, df = document_frequencies(conn, tenant, terms)
-    if matched == 0:
-        return [], {}
+    matched, df = document_frequencies(conn, tenant, terms) if terms else (0, {})
     n_docs, avg_len = corpus_stats(conn, tenant)
     idf = {t: lucene_idf(n_docs, df.get(t, 0)) for t in asked}
+    if matched == 0 or limit <= 0:
+        return [], idf
+    query = tsquery(terms)
     order = "ORDER BY ts_rank(tsv, %s::tsquery) DESC, rowid " if matched > KEYWORD_POOL else ""
     params: list[Any] = [tenant, query] + ([query] if order else []) + [KEYWORD_POOL]
     rows = _rows(conn, "SELECT rowid, terms FROM md_memory_chunks WHERE tenant = %s AND tsv @@ %s::tsquery "
@@ -112,9 +119,9 @@ def parse_vector(text: str) -> np.ndarray:
     return np.array(inner.split(",") if inner else [], dtype=np.float32)
 
 
-def calibrate(conn: Conn, tenant: str, query: np.ndarray
-              ) -> tuple[dict[int, float], tuple[float, float] | None, dict[int, int]]:
-    """Each script group's offset, the memory-wide background, and each group's vector count.
+def calibrate(conn: Conn, tenant: str, query: np.ndarray) -> tuple[Calibration, dict[int, int]]:
+    """The query's calibration (each script group's offset, the memory-wide background) and each group's
+    vector count.
 
     The background reads up to ``BACKGROUND_SAMPLE`` vectors per group (lowest row ids first), as
     the in-memory matrix reads its first rows; a group with fewer than ``MIN_BACKGROUND`` is left out.
@@ -122,7 +129,7 @@ def calibrate(conn: Conn, tenant: str, query: np.ndarray
     q = np.asarray(query, dtype=np.float32).ravel()
     norm = float(np.linalg.norm(q))
     if norm == 0.0 or not math.isfinite(norm):
-        return {}, None, {}
+        return ({}, None), {}
     # Each group's count, and its first rows' cosines, through md_memory_chunks_vectors: the sample
     # reads BACKGROUND_SAMPLE rows of the group in rowid order, never every vector of the tenant.
     literal = vector_literal(q)
@@ -139,28 +146,21 @@ def calibrate(conn: Conn, tenant: str, query: np.ndarray
     sizes = {int(g): int(n) for g, n, _, _ in rows}
     measured = [(int(g), int(n), (float(mean), float(std or 0.0))) for g, n, mean, std in rows
                 if mean is not None and min(int(n), BACKGROUND_SAMPLE) >= MIN_BACKGROUND]
-    offsets, background = combine_backgrounds(measured)
-    return offsets, background, sizes
-
-
-Calibration = tuple[dict[int, float], tuple[float, float] | None, dict[int, int]]
-"""What :func:`calibrate` returns: offsets by group, the memory-wide background, sizes by group."""
+    return combine_backgrounds(measured), sizes
 
 
 def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *, hnsw_min_rows: int | None,
-                 calibration: Calibration | None = None) -> list[tuple[int, float]]:
+                 offsets: dict[int, float], sizes: dict[int, int]) -> list[tuple[int, float]]:
     """The ``limit`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``.
 
     A script group of at least ``hnsw_min_rows`` vectors is asked through the tenant's HNSW graph of
     that group (:mod:`.graphs`); one whose graph answer comes up short is searched exactly. The
     other groups (all of them when ``hnsw_min_rows`` is ``None``) are ranked by one exact scan of
-    the tenant's vectors. ``calibration``: the query's :func:`calibrate`, when the caller has it.
+    the tenant's vectors. ``offsets`` and ``sizes``: the query's :func:`calibrate`.
     """
     q = np.asarray(query, dtype=np.float32).ravel()
-    offsets, _, sizes = calibration if calibration is not None else calibrate(conn, tenant, q)
     if not sizes or limit <= 0:
         return []
-    shifts = offsets if len(sizes) > 1 else {}
     literal, dim = vector_literal(q), q.shape[0]
     graphed = {g for g, n in sizes.items() if hnsw_min_rows is not None and n >= hnsw_min_rows}
     rows: list[tuple[int, int, float]] = []
@@ -168,11 +168,8 @@ def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *, hnsw
         rows += _hnsw_group(conn, tenant, literal, dim, group, limit, sizes[group])
     if graphed != sizes.keys():
         rows += _exact_by_group(conn, tenant, literal, dim, limit, sorted(sizes.keys() - graphed))
-    # Cosines clamped to [0, 1], then each group's offset taken off, clamped again.
-    found = [(int(r), min(1.0, max(0.0, min(1.0, max(0.0, float(c))) - shifts.get(int(g), 0.0))))
-             for r, g, c in rows]
-    found.sort(key=lambda item: (-item[1], item[0]))
-    return found[:limit]
+    cosines = ((int(r), int(g), min(1.0, max(0.0, float(c)))) for r, g, c in rows)  # clipped as SQLite's are
+    return offset_top_k(cosines, offsets, limit, groups=len(sizes))
 
 
 def _hnsw_group(conn: Conn, tenant: str, literal: str, dim: int, group: int, limit: int,

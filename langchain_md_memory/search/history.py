@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import MemoryInputError
 from ..files.sections import PastFact
+from ..index.scoring import NO_SUCH_TERM
 from ..sync.embedding import embed_cached
 from ..sync.indexer import index_identity
 from ..text import token_set
@@ -34,7 +35,6 @@ __all__ = ["answer_as_of", "as_of_date", "asked_period"]
 
 logger = logging.getLogger(__name__)
 
-_NO_SUCH_TERM = " "  # no chunk holds it: its idf is the one a term absent from the memory gets
 _DATE_TERMS = token_set(" ".join([*calendar.month_name, *calendar.month_abbr,
                                   "last this past month year week 去年 今年 前年 上个月 这个月 本月 月份"]))
 """Terms of a date phrase: they say when, not what, so a past fact is not scored on them."""
@@ -76,8 +76,8 @@ def _past_scores(index: SearchIndex, embedder: EmbeddingClient | None, query: st
         matrix = np.vstack([next(fresh) if stored is None else stored for _, stored in found])
         return np.maximum(matrix @ vector, 0.0).tolist(), True
     terms = sorted(t for t in token_set(query) if t not in _DATE_TERMS and not t.isdecimal())
-    idf = index.term_idf([*terms, _NO_SUCH_TERM]) if terms else {}
-    absent = idf.get(_NO_SUCH_TERM, float("inf"))
+    idf = index.term_idf([*terms, NO_SUCH_TERM]) if terms else {}
+    absent = idf.get(NO_SUCH_TERM, float("inf"))
     weights = {t: idf.get(t, absent) for t in terms if idf.get(t, absent) < absent}
     total = sum(weights.values())
     held = [token_set(fact.statement) for fact, _ in found]

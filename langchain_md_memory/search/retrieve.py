@@ -12,17 +12,16 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import numpy as np
+from typing import Any
 
 from ..config import MemoryConfig
-from ..index.keyword import MAX_QUERY_TERMS
+from ..embeddings.base import Embedder
+from ..index.base import SearchIndex
+from ..index.scoring import MAX_QUERY_TERMS, NO_SUCH_TERM
 from ..text import CJK_CHAR_RE, query_term_forms, query_terms
 from ..text.crosslingual import bundled_dictionary, gloss_heads, translations_script
 from ..text.redaction import scrub
@@ -32,77 +31,23 @@ from .pipeline import Recall
 from .relevance import CROSSED_WEIGHT
 
 __all__ = [
-    "CandidateSource", "Crossing", "QueryEmbedder", "QueryVector", "bounded_keywords", "crossing",
-    "keyword_completed", "query_vector", "retrieve", "started_query_vector",
+    "Crossing", "QueryVector", "bounded_keywords", "crossing", "keyword_completed", "query_vector",
+    "retrieve", "started_query_vector",
 ]
 
 _PER_WORD = 16
 """Translations looked up for one word of the query."""
-_NO_SUCH_TERM = " "
-"""No chunk holds it: its idf is the one a term absent from the memory gets."""
 _CANDIDATE_TERMS = 256
 """Terms of a long query whose idf is read to choose the most informative (the longest first)."""
 
 logger = logging.getLogger(__name__)
 
 
-class QueryEmbedder(Protocol):
-    """What recall needs from an embedding client."""
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """One unit vector for a query."""
-        ...
-
-    def fit_query(self, text: str) -> str:
-        """The head of ``text`` the model reads (its input window); ``text`` when it fits."""
-        ...
-
-
-class CandidateSource(Protocol):
-    """What recall needs from an index: the two candidate pools and stored vectors."""
-
-    def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """Keyword candidates, best first."""
-        ...
-
-    def keyword_searches(self, queries: list[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
-        """``keyword_search`` of each query, answered together."""
-        ...
-
-    def holds_script(self, script: int) -> bool:
-        """True unless no indexed term is written in ``script`` (``text.SCRIPT_CJK`` or ``SCRIPT_OTHER``)."""
-        ...
-
-    def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """Vector candidates, best first."""
-        ...
-
-    def keyword_scores(self, query: str, ids: list[str]) -> dict[str, float]:
-        """The BM25 keyword recall ranks by, of each of these chunks holding a query term."""
-        ...
-
-    def term_idf(self, terms: list[str]) -> dict[str, float]:
-        """Each query term's BM25 idf over the indexed chunks."""
-        ...
-
-    def vectors_for(self, ids: list[str]) -> dict[str, np.ndarray]:
-        """Stored unit vectors of chunks by id."""
-        ...
-
-    def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
-        """Mean and standard deviation of the query's cosine to the stored vectors."""
-        ...
-
-    def snapshot(self) -> contextlib.AbstractContextManager[None]:
-        """Reads inside see one state of the index (a backend may read each statement's own)."""
-        ...
-
-
 QueryVector = Callable[[], tuple[Any, str | None]]
 """What :func:`started_query_vector` returns: waits for the query's embedding, ``(vector, why none)``."""
 
 
-def query_vector(embedder: QueryEmbedder | None, query: str,
+def query_vector(embedder: Embedder | None, query: str,
                  embedding_error: str | None) -> tuple[Any, str | None]:
     """The query's embedding, or ``None`` and why the search runs on keywords only.
 
@@ -111,11 +56,11 @@ def query_vector(embedder: QueryEmbedder | None, query: str,
     return started_query_vector(embedder, query, embedding_error)()
 
 
-def started_query_vector(embedder: QueryEmbedder | None, query: str,
+def started_query_vector(embedder: Embedder | None, query: str,
                          embedding_error: str | None) -> QueryVector:
-    """:func:`query_vector`, its embedding begun now on a worker thread when the embedder can
-    (``start_query``): keyword recall reads the index meanwhile. The function returned waits for
-    it (the first call; later ones give the same answer) and never raises.
+    """:func:`query_vector`, its embedding begun now (on a worker thread, for a remote model):
+    keyword recall reads the index meanwhile. The function returned waits for it (the first call;
+    later ones give the same answer) and never raises.
     """
     if embedder is None or not query.strip():
         return lambda: (None, None)
@@ -123,16 +68,14 @@ def started_query_vector(embedder: QueryEmbedder | None, query: str,
         degraded = f"embeddings unavailable ({embedding_error}); keyword results only"
         return lambda: (None, degraded)
     # The model reads only its window: the rest would cost minutes of encoding and change nothing.
-    fit = getattr(embedder, "fit_query", None)  # an embedder of the QueryEmbedder protocol before issue 39
-    fitted = fit(query) if callable(fit) else query
+    fitted = embedder.fit_query(query)
     note = None
     if len(fitted) < len(query):
         note = (f"long query: the embedding model read its first {len(fitted)} of {len(query)} characters "
                 "(its input window)")
         logger.info("%s", note)
-    start = getattr(embedder, "start_query", None)
     try:
-        wait = start(fitted) if callable(start) else functools.partial(embedder.embed_query, fitted)
+        wait = embedder.start_query(fitted)
     except Exception as exc:  # could not even start: answer from keywords
         failed = _failed(exc)
         return lambda: failed
@@ -190,7 +133,7 @@ class Crossing:
     query: str = ""
 
 
-def crossing(index: CandidateSource, query: str, terms: list[str]) -> Crossing:
+def crossing(index: SearchIndex, query: str, terms: list[str]) -> Crossing:
     """What keyword recall also searches for ``query``: its words translated (see
     :mod:`langchain_md_memory.text.crosslingual`), kept where the memory holds them.
 
@@ -212,8 +155,8 @@ def crossing(index: CandidateSource, query: str, terms: list[str]) -> Crossing:
     needed = list(dict.fromkeys(t for pairs in candidates.values() for _, alt in pairs for t in alt))
     if not needed:
         return Crossing()
-    idf = index.term_idf([*needed[:2 * MAX_QUERY_TERMS], _NO_SUCH_TERM])
-    absent = idf.pop(_NO_SUCH_TERM)
+    idf = index.term_idf([*needed[:2 * MAX_QUERY_TERMS], NO_SUCH_TERM])
+    absent = idf.pop(NO_SUCH_TERM)
     held = {t for t, value in idf.items() if value < absent}
     out: dict[str, tuple[tuple[str, ...], ...]] = {}
     searched: list[str] = []
@@ -227,7 +170,7 @@ def crossing(index: CandidateSource, query: str, terms: list[str]) -> Crossing:
     return Crossing(out, {t: idf[t] for t in held}, " ".join(dict.fromkeys(searched)))
 
 
-def unseamed(index: CandidateSource, query: str, weights: dict[str, float]) -> dict[str, float]:
+def unseamed(index: SearchIndex, query: str, weights: dict[str, float]) -> dict[str, float]:
     """``weights`` with the bigrams straddling two words of the query's Chinese weighing nothing.
 
     Every two characters of a Chinese run are a term, so ``我现在房租是多少`` asks for 在房 and
@@ -244,11 +187,11 @@ def unseamed(index: CandidateSource, query: str, weights: dict[str, float]) -> d
     seams = {t: lone for t, lone in dictionary.seams(query).items() if t in weights} if dictionary else {}
     if not seams:
         return weights
-    absent = index.term_idf([_NO_SUCH_TERM])[_NO_SUCH_TERM] if any(seams.values()) else 0.0
+    absent = index.term_idf([NO_SUCH_TERM])[NO_SUCH_TERM] if any(seams.values()) else 0.0
     return {t: 0.0 if t in seams and not (seams[t] and w < absent) else w for t, w in weights.items()}
 
 
-def bounded_keywords(index: CandidateSource, query: str) -> tuple[str, str | None]:
+def bounded_keywords(index: SearchIndex, query: str) -> tuple[str, str | None]:
     """``query``, or for one of more than ``MAX_QUERY_TERMS`` terms its most informative ones.
 
     A pasted document has thousands of terms; keyword recall reads ``MAX_QUERY_TERMS``. They are
@@ -262,8 +205,8 @@ def bounded_keywords(index: CandidateSource, query: str) -> tuple[str, str | Non
     if len(forms) <= MAX_QUERY_TERMS:
         return query, None
     candidates = sorted(forms, key=len, reverse=True)[:_CANDIDATE_TERMS]
-    idf = index.term_idf([*candidates, _NO_SUCH_TERM])
-    absent = idf.pop(_NO_SUCH_TERM)
+    idf = index.term_idf([*candidates, NO_SUCH_TERM])
+    absent = idf.pop(NO_SUCH_TERM)
     held = sorted((t for t in candidates if idf.get(t, absent) < absent), key=lambda t: -idf[t])
     chosen = list(dict.fromkeys([*held, *candidates]))[:MAX_QUERY_TERMS]
     note = f"long query: keyword search used its {len(chosen)} most informative of {len(forms)} terms"
@@ -271,28 +214,29 @@ def bounded_keywords(index: CandidateSource, query: str) -> tuple[str, str | Non
     return " ".join(forms[t] for t in chosen), note
 
 
-def keyword_completed(index: CandidateSource, query: str, keyword: list[tuple[ChunkRecord, float]],
-                      found: list[tuple[ChunkRecord, float]]) -> list[tuple[ChunkRecord, float]]:
+def keyword_completed(index: SearchIndex, terms: Sequence[str], idf: Mapping[str, float],
+                      keyword: list[tuple[ChunkRecord, float]], found: list[tuple[ChunkRecord, float]]
+                      ) -> list[tuple[ChunkRecord, float]]:
     """The vector candidates keyword recall did not return, with the keyword score they have.
 
-    Keyword recall keeps its best ``pool``; a chunk just below them that the vector path found
-    would otherwise get no keyword evidence at all, as if it held none of the query's words. Its
-    BM25 is divided by that of keyword recall's best hit, as keyword recall's own scores are.
-    Costs one read of these chunks' indexed terms.
+    Keyword recall of ``terms`` (weighed by ``idf``) keeps its best ``pool``; a chunk just below
+    them that the vector path found would otherwise get no keyword evidence at all, as if it held
+    none of the query's words. Its BM25 is divided by that of keyword recall's best hit, as
+    keyword recall's own scores are. Costs one read of these chunks' indexed terms.
     """
     returned = {record.id for record, _ in keyword}
     missing = [record for record, _ in found if record.id not in returned]
     if not keyword or not missing:
         return []
     top = keyword[0][0].id
-    raw = index.keyword_scores(query, [top, *(record.id for record in missing)])
+    raw = index.keyword_scores(terms, [top, *(record.id for record in missing)], idf)
     best = raw.get(top, 0.0)
     if best <= 0.0:
         return []
     return [(record, min(1.0, raw[record.id] / best)) for record in missing if record.id in raw]
 
 
-def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig, vector: QueryVector
+def retrieve(index: SearchIndex, query: str, pool: int, config: MemoryConfig, vector: QueryVector
              ) -> Recall:
     """Up to ``pool`` candidates from each path, and stored vectors when MMR compares by cosine.
 
@@ -305,32 +249,37 @@ def retrieve(index: CandidateSource, query: str, pool: int, config: MemoryConfig
         return _recall(index, query, pool, config, vector)
 
 
-def _recall(index: CandidateSource, query: str, pool: int, config: MemoryConfig, pending: QueryVector
+def _recall(index: SearchIndex, query: str, pool: int, config: MemoryConfig, pending: QueryVector
             ) -> Recall:
     query, bounded = bounded_keywords(index, query)
     terms = query_terms(query)
     crossed = crossing(index, query, terms) if config.cross_language else Crossing()
-    # One keyword read for the question and its translation (see MemoryIndex.keyword_searches).
-    keyword, *translated = index.keyword_searches([query, crossed.query] if crossed.query else [query], pool)
+    # One keyword read for the question and its translation, each cut to its first MAX_QUERY_TERMS terms.
+    asked = [terms, query_terms(crossed.query)] if crossed.query else [terms]
+    searched = [each[:MAX_QUERY_TERMS] for each in asked]
+    recalled = index.keyword_search(searched, pool)
+    keyword, *translated = recalled.hits
     vector, embedded = pending()
     degraded = "; ".join(filter(None, [embedded, bounded])) or None
     found: list[tuple[ChunkRecord, float]] = []
+    background = None
     if vector is not None:
         try:
-            found = index.vector_search(vector, pool)
+            by_vector = index.vector_search(vector, pool)
+            found, background = by_vector.hits, by_vector.background
         except Exception as exc:  # e.g. a dimension change: answer from keywords
             reason = scrub(f"{type(exc).__name__}: {exc}")
             logger.warning("vector recall failed, answering from keywords: %s", reason)
             degraded = "; ".join(filter(None, [f"vector search failed ({reason}); keyword results only",
                                                bounded]))
     if config.complete_keyword_scores and found:
-        keyword = [*keyword, *keyword_completed(index, query, keyword, found)]
-    weights = index.term_idf(terms[:MAX_QUERY_TERMS]) if terms else {}  # the terms keyword recall read
-    weights = {**crossed.idf, **unseamed(index, query, weights)}
+        keyword = [*keyword, *keyword_completed(index, searched[0], recalled.idf, keyword, found)]
+    # The coverage weights: the idf keyword recall weighed the question's terms by.
+    weights = {**crossed.idf, **unseamed(index, query, recalled.idf)}
     # What keyword recall found with the translations joins its pool, weighed down.
     keyword = [*keyword, *((record, CROSSED_WEIGHT * score) for hits in translated for record, score in hits)]
     ids = [r.id for r, _ in found] + [r.id for r, _ in keyword]
     wants_vectors = config.mmr.enabled and config.mmr.similarity != "jaccard"
     vectors = index.vectors_for(ids) if found and wants_vectors else {}
-    background = index.vector_background(vector) if found else None
-    return Recall(found, keyword, vectors, degraded, terms, background, weights, crossed.translations)
+    return Recall(found, keyword, vectors, degraded, terms, background if found else None, weights,
+                  crossed.translations)

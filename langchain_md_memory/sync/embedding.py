@@ -17,17 +17,17 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
+from ..embeddings.base import Embedder
 from ..embeddings.client import INDEX_TOKENIZER_VERSION
 from ..files.chunker import CHUNKER_VERSION
 from ..files.facts import strip_annotations
 from ..index.base import SearchIndex
 
 __all__ = [
-    "FLUSH_S", "EmbedOutcome", "Embedder", "embed_cached", "embed_missing", "embed_text", "index_identity",
+    "FLUSH_S", "EmbedOutcome", "embed_cached", "embed_missing", "embed_text", "index_identity",
 ]
 
 FLUSH_S = 0.05
@@ -35,18 +35,6 @@ FLUSH_S = 0.05
 
 _FLUSH_ROWS = 4096
 """... or until this many chunks wait, whichever comes first."""
-
-
-class Embedder(Protocol):
-    """What the indexer needs from an embedding client."""
-
-    def identity(self) -> object:
-        """What the vectors depend on; ``str()`` of it is ``provider:model:dim``."""
-        ...
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """One unit vector per text, as an ``(n, dim)`` float32 array."""
-        ...
 
 
 @dataclass(slots=True)

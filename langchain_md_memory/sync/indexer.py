@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..config import MemoryConfig
+from ..embeddings.base import Embedder
 from ..errors import IndexDamagedError, MemoryIndexError, MemoryStoreError
 from ..files.base import DocumentStore
 from ..files.chunker import chunk_markdown, chunking_signature
@@ -29,11 +30,11 @@ from ..text import index_terms
 from ..text.redaction import scrub
 from ..types import ChunkRecord, ProgressCallback, ProgressEvent
 from .batches import WriteBatches
-from .embedding import Embedder, embed_missing, embed_text, index_identity
+from .embedding import embed_missing, embed_text, index_identity
 from .freshness import FolderCheck
 from .stats import SyncStats
 
-__all__ = ["Embedder", "Indexer", "SyncStats", "embed_text", "index_identity"]
+__all__ = ["Indexer", "SyncStats", "embed_text", "index_identity"]
 
 logger = logging.getLogger(__name__)
 

@@ -136,7 +136,7 @@ def test_a_question_sharing_only_a_common_word_with_the_memory_is_not_answered(m
 
 
 def test_a_search_reads_each_term_from_the_keyword_index_once(memory_dir: Path, monkeypatch) -> None:
-    from langchain_md_memory.index.postings import KeywordPostings
+    from langchain_md_memory.index.sqlite.postings import KeywordPostings
 
     calls: list[str] = []
     real = KeywordPostings._read

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory import MarkdownMemory
+from langchain_md_memory.text import query_terms
 
 NOTES = {
     "family.md": "# 家人\n\n## 爸爸妈妈（成都）\n- 爸爸：65岁，有高血压，每天吃氨氯地平。\n"
@@ -42,16 +43,16 @@ def test_a_question_in_the_notes_language_keeps_its_own_ranking(bilingual: Path)
         assert "Priya" in mem.search("who is my manager")[0].text
 
 
-def _searched_queries(mem: MarkdownMemory, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The queries each keyword read of ``mem``'s index answers, as the reads happen."""
-    searched: list[list[str]] = []
-    real = mem.index.keyword_searches
+def _searched_queries(mem: MarkdownMemory, monkeypatch: pytest.MonkeyPatch) -> list[list[list[str]]]:
+    """The term lists each keyword read of ``mem``'s index answers, as the reads happen."""
+    searched: list[list[list[str]]] = []
+    real = mem.index.keyword_search
 
-    def counting(queries: list[str], limit: int):  # type: ignore[no-untyped-def]
-        searched.append(list(queries))
+    def counting(queries: list[list[str]], limit: int):  # type: ignore[no-untyped-def]
+        searched.append([list(terms) for terms in queries])
         return real(queries, limit)
 
-    monkeypatch.setattr(mem.index, "keyword_searches", counting)
+    monkeypatch.setattr(mem.index, "keyword_search", counting)
     return searched
 
 
@@ -61,7 +62,7 @@ def test_translations_the_memory_does_not_hold_cost_no_second_search(memory_dir:
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         searched = _searched_queries(mem, monkeypatch)
         hits = mem.search("does my father drink coffee?")  # 父亲, 爸爸...: no note holds them
-    assert searched == [["does my father drink coffee?"]]
+    assert searched == [[query_terms("does my father drink coffee?")]]
     assert "coffee" in hits[0].text
 
 

@@ -205,7 +205,7 @@ def test_above_the_cap_the_periodic_walk_starts_once_the_search_has_answered(
 
     events: list[str] = []
     with _opened(big_memory) as mem:
-        real_scan, real_recall = MarkdownStore.scan, mem.index.keyword_searches
+        real_scan, real_recall = MarkdownStore.scan, mem.index.keyword_search
 
         def scan(self: MarkdownStore, **kwargs: bool) -> dict[str, tuple[int, int]]:
             events.append("walk")
@@ -217,7 +217,7 @@ def test_above_the_cap_the_periodic_walk_starts_once_the_search_has_answered(
             return real_recall(*args, **kwargs)
 
         monkeypatch.setattr(MarkdownStore, "scan", scan)
-        monkeypatch.setattr(mem.index, "keyword_searches", recall)
+        monkeypatch.setattr(mem.index, "keyword_search", recall)
         monkeypatch.setattr(freshness, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13,
                                                                time_ns=time.time_ns))
         mem.search("note")

@@ -267,7 +267,7 @@ def test_a_question_finds_its_answer_written_in_the_other_language(memory_dir):
 def test_a_short_english_note_in_a_chinese_log_is_measured_as_english(memory_dir):
     # The short English section below stands after a Chinese entry. Embedded with those lines
     # (as its context) it read as Chinese, yet was measured among English notes: for a Chinese
-    # question it took their offset (index.scripts) and stood above every note but the answer.
+    # question it took their offset (index.scoring) and stood above every note but the answer.
     emb = BilingualTopics()
     _notes_in_both_languages(memory_dir, BilingualTopics.TOPICS[2:])
     (memory_dir / "rent.md").write_text("# 房子\n\n- 房租每个月一千七百欧。\n")

@@ -46,14 +46,14 @@ def test_keyword_recall_runs_while_the_query_is_embedded(memory_dir: Path,
     emb = WaitsForKeywordRecall()
     with _memory(memory_dir, emb) as mem:
         index = mem.index
-        reading = index.keyword_searches
+        reading = index.keyword_search
 
-        def keyword_searches(*args: Any, **kwargs: Any) -> Any:
+        def keyword_search(*args: Any, **kwargs: Any) -> Any:
             found = reading(*args, **kwargs)
             emb.keyword_read.set()
             return found
 
-        monkeypatch.setattr(index, "keyword_searches", keyword_searches)
+        monkeypatch.setattr(index, "keyword_search", keyword_search)
         ranked = mem.search_detailed(QUESTION)
     assert ranked.degraded is None  # the vector path ran: the embedding did not wait for the search
     assert ranked.hits[0].text.startswith("- Bond ladder") and ranked.hits[0].vector_score is not None

@@ -13,6 +13,7 @@ from watchdog.utils import BaseThread
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig
 from langchain_md_memory.sync.watcher import WATCHER_THREAD_NAME, MemoryWatcher
+from tests.support.keywords import keyword_hits
 
 DEBOUNCE_MS = 300
 
@@ -33,7 +34,7 @@ def watcher_threads():
 
 def indexed(mem, word):
     """Whether the index (not a search, which would sync) already holds ``word``."""
-    return bool(mem.index.keyword_search(word, 5))
+    return bool(keyword_hits(mem.index, word, 5))
 
 
 @pytest.fixture
@@ -113,7 +114,7 @@ def test_session_files_are_watched_too(live, memory_dir):
     (memory_dir / "sessions").mkdir()
     (memory_dir / "sessions" / "2026-07-14-t1.md").write_text("## User\n\nkayak budget\n", encoding="utf-8")
     assert wait_for(lambda: indexed(live, "kayak"), 5)
-    assert live.index.keyword_search("kayak", 1)[0][0].file_kind == "session"
+    assert keyword_hits(live.index, "kayak", 1)[0][0].file_kind == "session"
 
 
 def test_close_leaves_no_watcher_thread_alive(memory_dir):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
 
 from langchain_md_memory import MarkdownMemory, MemoryInputError, MemoryPathError, MemoryStoreError
 from langchain_md_memory.errors import BackendConnectionError, BackendSchemaError
 from langchain_md_memory.postgres import SCHEMA_VERSION
+from langchain_md_memory.text import query_terms
 from tests.postgres.conftest import MemoryFactory, create_schema_at
 from tests.support.embeddings import AxisEmbeddings
 
@@ -318,8 +320,8 @@ def test_both_backends_return_the_same_hits(pg_memory_factory: MemoryFactory, tm
                      for h in pg.search_detailed(query, max_results=2, config=narrow).hits]
             assert found == expected, query
         ids = [h.chunk_id for h in folder.search("bond ladder", max_results=10)]
-        assert pg.index.keyword_scores("bond ladder", ids) == pytest.approx(
-            folder.index.keyword_scores("bond ladder", ids))
+        asked = query_terms("bond ladder")
+        assert pg.index.keyword_scores(asked, ids) == pytest.approx(folder.index.keyword_scores(asked, ids))
         # The weights of term coverage: rarer terms weigh more, a term no chunk holds the most.
         terms = ["bond", "retir", "仓位", "walnut"]
         weights = folder.index.term_idf(terms)
@@ -441,6 +443,34 @@ def test_a_read_over_the_limit_names_the_size_and_sends_nothing_back(pg_memory: 
     with pytest.raises(MemoryPathError, match="does not exist"):
         store.read_bytes("missing.md")
     assert store.read_stamped("missing.md", max_bytes=100) is None
+
+
+def test_both_backends_recall_with_the_same_idf_and_background(pg_memory_factory: MemoryFactory,
+                                                               tmp_path: Path):
+    words = ["bond", "cash", "retire", "tea", "bond cash", "retire tea", "other", "bond tea", "cash retire",
+             "tea tea", "bond bond cash", "plain"]
+    notes = "".join(f"## Note {i}\n\n- {w}.\n\n" for i, w in enumerate(words))  # a chunk each
+    emb = AxisEmbeddings(["bond", "cash", "retire", "tea"])
+    config = {"chunk_tokens": 16, "chunk_overlap_tokens": 0}
+    folder = MarkdownMemory(tmp_path / "m", embeddings=emb, config=config)
+    pg = pg_memory_factory(embeddings=emb, config=config)
+    try:
+        folder.write("MEMORY.md", notes)
+        pg.write("MEMORY.md", notes)
+        folder.sync()
+        pg.sync()
+        terms = query_terms("bond ladder walnut")
+        want, got = folder.index.keyword_search([terms], 5), pg.index.keyword_search([terms], 5)
+        assert [r.id for r, _ in got.hits[0]] == [r.id for r, _ in want.hits[0]]
+        assert got.idf == pytest.approx(want.idf) and got.idf == pytest.approx(pg.index.term_idf(terms))
+        nowhere = pg.index.keyword_search([["walnut"]], 5)  # nothing matched: the idf is counted all the same
+        assert nowhere.hits == [[]] and nowhere.idf == pytest.approx(folder.index.term_idf(["walnut"]))
+        vector = np.asarray(emb.embed_query("bond cash"), dtype=np.float32)
+        background = folder.index.vector_search(vector, 5).background
+        assert background is not None
+        assert pg.index.vector_search(vector, 5).background == pytest.approx(background)
+    finally:
+        folder.close()
 
 
 def test_a_search_counts_its_terms_in_the_tenant_once(pg_memory_factory: MemoryFactory,

@@ -48,8 +48,8 @@ def test_the_tenant_graph_returns_the_exact_scan_hits(pg_memory_factory: MemoryF
     exact.sync()
     for query in QUERIES:
         v = np.asarray(emb.embed_query(query), dtype=np.float32)
-        by_graph = [(r.id, round(s, 6)) for r, s in graph.index.vector_search(v, 24)]
-        by_scan = [(r.id, round(s, 6)) for r, s in exact.index.vector_search(v, 24)]
+        by_graph = [(r.id, round(s, 6)) for r, s in graph.index.vector_search(v, 24).hits]
+        by_scan = [(r.id, round(s, 6)) for r, s in exact.index.vector_search(v, 24).hits]
         assert by_graph == by_scan and len(by_graph) == 24, query
         assert hits(graph, query) == hits(exact, query), query
 
@@ -84,7 +84,7 @@ def test_a_tenant_graph_holds_and_returns_only_that_tenant(pg_memory_factory: Me
     assert graph_name(tenant, DIM, SCRIPT_OTHER) != graph_name(f"{tenant}-bob", DIM, SCRIPT_OTHER)
     for query in QUERIES:
         v = np.asarray(emb.embed_query(query), dtype=np.float32)
-        found = alice.index.vector_search(v, 24)
+        found = alice.index.vector_search(v, 24).hits
         assert len(found) == 24 and all("alice" in r.text for r, _ in found), query
         assert all("bob" not in h.text for h in alice.search(query))
         assert any(query in h.text for h in bob.search(query)), query

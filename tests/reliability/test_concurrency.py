@@ -20,6 +20,7 @@ import pytest
 
 from langchain_md_memory import MarkdownMemory
 from tests.support.embeddings import AxisEmbeddings
+from tests.support.keywords import keyword_hits
 
 PROCESSES = 3
 APPENDS = 60  # per process
@@ -196,7 +197,7 @@ def test_a_keyword_read_interleaved_with_an_index_write_is_not_aborted(tmp_path:
                          [row("b.md", i, f"delta word{i}") for i in range(50)])
         terms = dict(pending.fetchall())  # thread A: reads its rows
         assert terms["alpha"] == 50 and "delta" not in terms
-        assert [r for r, _ in idx.keyword_search("delta", 5)]
+        assert [r for r, _ in keyword_hits(idx, "delta", 5)]
     finally:
         idx.close()
 
@@ -234,10 +235,10 @@ def test_a_keyword_search_is_one_snapshot_while_another_process_resyncs_the_file
             return real_stats()
 
         monkeypatch.setattr(mine._postings, "corpus_stats", stats_after_a_foreign_resync)
-        hits = mine.keyword_search("needle3", 5)
+        hits = keyword_hits(mine, "needle3", 5)
         assert resyncs, "the hook did not run between the statements"
         assert [h.text for h, _ in hits] == ["fact 3 of version 1: needle3"]
-        assert [h.text for h, _ in mine.keyword_search("needle3", 5)] == ["fact 3 of version 2: needle3"]
+        assert [h.text for h, _ in keyword_hits(mine, "needle3", 5)] == ["fact 3 of version 2: needle3"]
     finally:
         mine.close()
         theirs.close()
@@ -273,7 +274,7 @@ def test_a_vector_search_is_one_snapshot_while_another_process_resyncs_the_file(
             return matrix
 
         monkeypatch.setattr(mine, "_vector_matrix", matrix_then_a_foreign_resync)
-        top = mine.vector_search(np.eye(4, dtype=np.float32)[2], 1)
+        top = mine.vector_search(np.eye(4, dtype=np.float32)[2], 1).hits
         assert resyncs
         assert [(r.text, round(s, 3)) for r, s in top] == [("v1 axis 2", 1.0)]
     finally:

@@ -25,6 +25,7 @@ from langchain_md_memory.files.paths import resolve_memory_path
 from langchain_md_memory.index.sqlite import MemoryIndex
 from langchain_md_memory.search import Recall, rank
 from langchain_md_memory.types import ChunkRecord, FileKind
+from tests.support.keywords import keyword_hits
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -98,16 +99,16 @@ def real_index(tmp_path_factory: pytest.TempPathFactory) -> MarkdownMemory:
 @FAST
 @given(_queries)
 def test_keyword_search_and_facade_search_accept_any_query(real_index: MarkdownMemory, query: str) -> None:
-    hits = real_index.index.keyword_search(query, 10)
+    hits = keyword_hits(real_index.index, query, 10)
     assert all(0.0 < score <= 1.0 for _, score in hits)
     for hit in real_index.search(query) if query.strip() else []:
         assert math.isfinite(hit.score)
 
 
 def test_fts_operators_in_a_query_are_plain_words(real_index: MarkdownMemory) -> None:
-    assert real_index.index.keyword_search("NEAR(", 5)[0][0].path == "MEMORY.md"
-    assert real_index.index.keyword_search('"inside', 5)[0][0].path == "notes.md"
-    assert real_index.index.keyword_search("仓位", 5)[0][0].path == "MEMORY.md"
+    assert keyword_hits(real_index.index, "NEAR(", 5)[0][0].path == "MEMORY.md"
+    assert keyword_hits(real_index.index, '"inside', 5)[0][0].path == "notes.md"
+    assert keyword_hits(real_index.index, "仓位", 5)[0][0].path == "MEMORY.md"
 
 
 # -- the path guard -------------------------------------------------------------------
@@ -291,6 +292,6 @@ def test_memory_index_keyword_search_survives_a_query_of_only_operators(tmp_path
     idx = MemoryIndex.open(tmp_path / "index.sqlite")
     try:
         for query in ('"', "AND OR NOT", "NEAR(", "*", "\x00", "\ud800\udfff", "((((", "^"):
-            assert idx.keyword_search(query, 5) == []
+            assert keyword_hits(idx, query, 5) == []
     finally:
         idx.close()

@@ -136,6 +136,22 @@ def test_type_only_imports_point_up_only_to_the_facade() -> None:
     assert not upward, "type-only imports against the layer order:\n" + "\n".join(upward)
 
 
+SEAM = ("index.base", "index.rows", "index.scoring", "index.topk")
+"""What both index backends build on: the protocol, the rows they write and the scoring they compute."""
+
+
+def test_the_two_index_backends_meet_only_at_the_seam() -> None:
+    backends = {"index.sqlite": "postgres", "postgres": "index.sqlite"}
+    crossing = [
+        f"{importer} -> {imported}"
+        for importer, targets in GRAPH.items()
+        for imported in targets
+        if any(importer.startswith(own) and imported.startswith(other) for own, other in backends.items())
+        or (importer in SEAM and imported.startswith(("index.sqlite", "postgres")))
+    ]
+    assert not crossing, "an index backend imports the other, or the seam a backend:\n" + "\n".join(crossing)
+
+
 def test_import_graph_has_no_cycle() -> None:
     # The package's own __init__ re-exports everything and is imported first by Python; leave it out.
     graph = {m: [t for t in ts if t != "__init__"] for m, ts in GRAPH.items() if m != "__init__"}
@@ -208,8 +224,8 @@ def _sqlite3_imports(source: str) -> list[int]:
 
 def test_only_the_index_imports_sqlite3() -> None:
     # The SQLite index translates every sqlite3 error into the MemoryIndexError family at its boundary
-    # (index/connection.py, index/schema.py), as the PostgreSQL backend does with psycopg's: a module
-    # above it that needed sqlite3 would be catching an error that escaped that boundary.
+    # (index/sqlite/connection.py, index/sqlite/schema.py), as the PostgreSQL backend does with psycopg's:
+    # a module above it that needed sqlite3 would be catching an error that escaped that boundary.
     outside = [f"{module}:{line}" for module, path in MODULES.items() if room_of(module) != "index"
                for line in _sqlite3_imports(path.read_text(encoding="utf-8"))]
     assert not outside, "sqlite3 imported outside index/ (translate the error there):\n" + "\n".join(outside)

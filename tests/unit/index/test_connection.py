@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory.errors import IndexDamagedError, MemoryIndexError
-from langchain_md_memory.index.connection import IndexConnection
+from langchain_md_memory.index.sqlite.connection import IndexConnection
 
 
 def _open(path: Path) -> IndexConnection:

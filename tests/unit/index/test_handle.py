@@ -12,9 +12,9 @@ from typing import cast
 import pytest
 
 from langchain_md_memory.index.base import IndexOwner
-from langchain_md_memory.index.handle import IN_MEMORY, IndexHandle
 from langchain_md_memory.index.rows import FileState
 from langchain_md_memory.index.sqlite import MemoryIndex
+from langchain_md_memory.index.sqlite.handle import IN_MEMORY, IndexHandle
 
 
 def _add_file(index: MemoryIndex, path: str) -> None:

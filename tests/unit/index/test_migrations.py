@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from langchain_md_memory.index.migrations import MIGRATIONS, SCHEMA_VERSION, Step, recorded_version
-from langchain_md_memory.index.schema import connect
 from langchain_md_memory.index.sqlite import MemoryIndex
+from langchain_md_memory.index.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, Step, recorded_version
+from langchain_md_memory.index.sqlite.schema import connect
+from tests.support.keywords import keyword_hits
 
 SHIPPED = ("76d887a3b0382320", "0ac0f7335bfd1ed8", "46e5713ed3aeddcf")
 """Digests of the migrations already out in the world, in order (see the test that reads them)."""
@@ -87,7 +88,7 @@ def test_an_index_at_an_older_version_gets_the_rest_and_keeps_its_rows(
     tmp_path: Path, version: int, caplog: pytest.LogCaptureFixture
 ) -> None:
     _index_at(tmp_path / "old.sqlite", version)
-    caplog.set_level(logging.INFO, logger="langchain_md_memory.index.migrations")
+    caplog.set_level(logging.INFO, logger="langchain_md_memory.index.sqlite.migrations")
     old = connect(str(tmp_path / "old.sqlite"), 1000)
     ran = [r.getMessage() for r in caplog.records if "migrating" in r.getMessage()]
     assert ran == [f"index: migrating schema version {v} to {v + 1}" for v in range(version, SCHEMA_VERSION)]
@@ -106,7 +107,7 @@ def test_an_index_written_before_migrations_existed_opens_without_a_rebuild(tmp_
     conn.close()
     index = MemoryIndex.open(path)
     try:
-        assert [record.text for record, _ in index.keyword_search("ladder", 5)] == ["bond ladder"]
+        assert [record.text for record, _ in keyword_hits(index, "ladder", 5)] == ["bond ladder"]
         assert set(index.file_states()) == {"notes.md"} and index.repaired is None
     finally:
         index.close()

@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_md_memory.index.keyword import Postings, bm25_score, bm25_top_k, lucene_idf
-from langchain_md_memory.index.postings import KeywordPostings
+from langchain_md_memory.index.scoring import Postings, bm25_score, bm25_top_k, lucene_idf
 from langchain_md_memory.index.sqlite import ChunkRow, FileState, MemoryIndex
+from langchain_md_memory.index.sqlite.postings import KeywordPostings
 from langchain_md_memory.text import SCRIPT_CJK, SCRIPT_OTHER, index_terms, match_expression, query_terms
 from langchain_md_memory.types import ChunkRecord
+from tests.support.keywords import keyword_hits
 
 # Word frequencies spread from "in most chunks" to "in a handful", stop words included.
 COMMON = ["alpha", "beta", "the", "of"]
@@ -82,13 +83,13 @@ def index(tmp_path: Path) -> MemoryIndex:
 @pytest.mark.parametrize("query", QUERIES)
 def test_keyword_search_is_the_exhaustive_bm25_top_k_to_the_last_bit(index: MemoryIndex, query: str) -> None:
     # Stop words alone included: every posting is scored, so no query is only close.
-    assert _ids(index.keyword_search(query, 8)) == _exhaustive(index, query, 8)
+    assert _ids(keyword_hits(index, query, 8)) == _exhaustive(index, query, 8)
 
 
 @pytest.fixture(params=["term by term", "all at once"])
 def reads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Postings read term by term, or all at once from the first term on."""
-    import langchain_md_memory.index.postings as postings
+    import langchain_md_memory.index.sqlite.postings as postings
 
     monkeypatch.setattr(postings, "READS_BEFORE_RESIDENT", 0 if request.param == "all at once" else 10**9)
     return str(request.param)
@@ -96,15 +97,15 @@ def reads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> st
 
 def test_kept_postings_follow_this_process_s_writes(tmp_path: Path, index: MemoryIndex, reads: str) -> None:
     for query in QUERIES:  # every term's postings kept
-        index.keyword_search(query, 8)
+        keyword_hits(index, query, 8)
     _write(index, "f3.md", _corpus(60, seed=9))  # rewritten: old rowids gone, new ones at the end
     index.remove_file("f7.md")
     _write(index, "new.md", ["rare3 bond bond alpha", "单只个股不超过总仓位 alpha"])
     fresh = MemoryIndex.open(index.path)  # reads everything from the file
     try:
         for query in QUERIES:
-            assert _ids(index.keyword_search(query, 8)) == _ids(fresh.keyword_search(query, 8))
-            assert _ids(index.keyword_search(query, 8)) == _exhaustive(index, query, 8)
+            assert _ids(keyword_hits(index, query, 8)) == _ids(keyword_hits(fresh, query, 8))
+            assert _ids(keyword_hits(index, query, 8)) == _exhaustive(index, query, 8)
         assert index.corpus_stats() == fresh.corpus_stats()
         terms = query_terms(" ".join(QUERIES))
         assert index.term_idf(terms) == fresh.term_idf(terms)
@@ -113,42 +114,42 @@ def test_kept_postings_follow_this_process_s_writes(tmp_path: Path, index: Memor
 
 
 def test_another_process_s_write_is_read_again(tmp_path: Path, index: MemoryIndex, reads: str) -> None:
-    assert [r.text for r, _ in index.keyword_search("rare29", 50)]
+    assert [r.text for r, _ in keyword_hits(index, "rare29", 50)]
     other = MemoryIndex.open(index.path)
     try:
         _write(other, "f0.md", ["rare29 only here now"])
     finally:
         other.close()
-    assert index.keyword_search("rare29", 50)[0][0].text == "rare29 only here now"
-    assert _ids(index.keyword_search("rare29 alpha", 8)) == _exhaustive(index, "rare29 alpha", 8)
+    assert keyword_hits(index, "rare29", 50)[0][0].text == "rare29 only here now"
+    assert _ids(keyword_hits(index, "rare29 alpha", 8)) == _exhaustive(index, "rare29 alpha", 8)
 
 
 def test_a_failed_write_forgets_the_kept_postings(index: MemoryIndex, reads: str) -> None:
-    index.keyword_search("bond", 8)
+    keyword_hits(index, "bond", 8)
     with pytest.raises(RuntimeError), index.writing():
         _write(index, "f1.md", ["bond nothing else"])  # applied in the transaction, then rolled back
         raise RuntimeError("the caller fails after the write")
-    assert _ids(index.keyword_search("bond", 8)) == _exhaustive(index, "bond", 8)
-    assert "bond nothing else" not in [r.text for r, _ in index.keyword_search("bond", 200)]
+    assert _ids(keyword_hits(index, "bond", 8)) == _exhaustive(index, "bond", 8)
+    assert "bond nothing else" not in [r.text for r, _ in keyword_hits(index, "bond", 200)]
 
 
-def test_keyword_searches_answer_each_query_as_keyword_search_does(index: MemoryIndex) -> None:
-    together = index.keyword_searches(["bond ladder", "单只 仓位", ""], 8)
-    assert [_ids(hits) for hits in together] == [_ids(index.keyword_search(q, 8)) for q in ("bond ladder",
+def test_keyword_search_answers_each_term_list_as_it_answers_it_alone(index: MemoryIndex) -> None:
+    together = index.keyword_search([query_terms(q) for q in ("bond ladder", "单只 仓位", "")], 8).hits
+    assert [_ids(hits) for hits in together] == [_ids(keyword_hits(index, q, 8)) for q in ("bond ladder",
                                                                                            "单只 仓位", "")]
 
 
 def test_what_is_kept_stays_within_its_bound(index: MemoryIndex, monkeypatch: pytest.MonkeyPatch) -> None:
-    import langchain_md_memory.index.postings as postings
+    import langchain_md_memory.index.sqlite.postings as postings
 
     monkeypatch.setattr(postings, "_MIN_KEPT", 0)
     monkeypatch.setattr(postings, "POSTINGS_PER_CHUNK", 1)  # at most 1,000 postings: a few terms
     for query in QUERIES:
-        index.keyword_search(query, 8)
+        keyword_hits(index, query, 8)
         kept = index._postings
         assert kept._held <= 1_000 or len(kept._terms) == 1
         assert kept._held == sum(len(p.rowids) for p, _ in kept._terms.values())
-    assert _ids(index.keyword_search("alpha beta bond", 8)) == _exhaustive(index, "alpha beta bond", 8)
+    assert _ids(keyword_hits(index, "alpha beta bond", 8)) == _exhaustive(index, "alpha beta bond", 8)
 
 
 def test_the_index_says_which_scripts_its_terms_are_written_in(tmp_path: Path) -> None:
@@ -220,7 +221,7 @@ def _counting(index: MemoryIndex) -> tuple[KeywordPostings, list[str]]:
 
 def test_a_process_that_keeps_searching_reads_every_term_at_once(index: MemoryIndex,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import langchain_md_memory.index.postings as postings
+    import langchain_md_memory.index.sqlite.postings as postings
 
     monkeypatch.setattr(postings, "READS_BEFORE_RESIDENT", 3)
     with index.writing() as conn:  # a keyword row whose chunk is gone counts in df, never a hit
@@ -245,7 +246,7 @@ def test_a_process_that_keeps_searching_reads_every_term_at_once(index: MemoryIn
 
 def test_a_memory_too_large_to_hold_is_read_term_by_term(index: MemoryIndex,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    import langchain_md_memory.index.postings as postings
+    import langchain_md_memory.index.sqlite.postings as postings
 
     monkeypatch.setattr(postings, "READS_BEFORE_RESIDENT", 0)
     monkeypatch.setattr(postings, "RESIDENT_INSTANCES", 10)

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-import langchain_md_memory.index.records as records_module
+import langchain_md_memory.index.sqlite.records as records_module
 import langchain_md_memory.text.tokens as tokens_module
 from langchain_md_memory.index.sqlite import ChunkRow, FileState, MemoryIndex
-from langchain_md_memory.text import index_terms, token_set
+from langchain_md_memory.text import index_terms, query_terms, token_set
 from langchain_md_memory.types import ChunkRecord
+from tests.support.keywords import keyword_hits
 
 
 def _write(idx: MemoryIndex, path: str, texts: list[str], kind: str = "evergreen") -> None:
@@ -68,7 +69,8 @@ def test_records_are_those_stored_and_follow_this_process_s_writes(index: Memory
     ids = ["f3.md:0", "f3.md:1", "f1.md:0", "f0.md:0"]
     other = MemoryIndex.open(index.path)
     try:
-        assert index.keyword_scores("rewritten bond", ids) == other.keyword_scores("rewritten bond", ids)
+        terms = query_terms("rewritten bond")
+        assert index.keyword_scores(terms, ids) == other.keyword_scores(terms, ids)
     finally:
         other.close()
     after = _every_record(index)
@@ -76,7 +78,7 @@ def test_records_are_those_stored_and_follow_this_process_s_writes(index: Memory
     assert len(after) == 200 - 40 - 40 + 2 + 1
     assert {r.text for r in after.values()} >= {"rewritten bond", "and shorter", "a new note"}
     assert not [r for r in after.values() if r.path == "f1.md" or r.text.startswith("note 3-")]
-    hits = [record.text for record, _ in index.keyword_search("rewritten", 5)]
+    hits = [record.text for record, _ in keyword_hits(index, "rewritten", 5)]
     assert hits == ["rewritten bond"]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory.errors import IndexBusyError, IndexDamagedError, MemoryIndexError
-from langchain_md_memory.index.schema import SCHEMA_VERSION, connect, index_error, is_busy
+from langchain_md_memory.index.sqlite.schema import SCHEMA_VERSION, connect, index_error, is_busy
 
 
 def _error_from(sql: str, conn: sqlite3.Connection) -> sqlite3.Error:
@@ -102,7 +102,7 @@ def test_an_index_of_schema_1_keeps_every_vector_and_needs_no_embedding_call(tmp
 
 
 def test_a_new_index_has_large_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
-    from langchain_md_memory.index.schema import PAGE_SIZE
+    from langchain_md_memory.index.sqlite.schema import PAGE_SIZE
 
     conn = connect(str(tmp_path / "new.sqlite"), 1000)
     assert conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 16_384

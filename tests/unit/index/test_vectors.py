@@ -6,14 +6,9 @@ import numpy as np
 import pytest
 
 from langchain_md_memory.errors import MemoryIndexError
-from langchain_md_memory.index.vectors import (
-    BACKGROUND_SAMPLE,
-    RESCORE_FACTOR,
-    VectorMatrix,
-    from_blob,
-    rescore,
-    to_blob,
-)
+from langchain_md_memory.index.rows import from_blob, to_blob
+from langchain_md_memory.index.scoring import BACKGROUND_SAMPLE
+from langchain_md_memory.index.sqlite.vectors import RESCORE_FACTOR, VectorMatrix, rescore
 
 DIM = 8
 
@@ -342,7 +337,7 @@ def test_top_k_of_a_large_matrix_matches_brute_force_whatever_its_first_rows_hol
 
 
 def test_the_background_spread_is_numpys_mean_and_std_to_the_last_bit() -> None:
-    from langchain_md_memory.index.vectors import _spread
+    from langchain_md_memory.index.sqlite.vectors import _spread
 
     rng = np.random.default_rng(36)
     for n in [*range(8, 40), *rng.integers(40, 5000, size=300).tolist()]:

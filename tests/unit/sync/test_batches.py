@@ -66,7 +66,7 @@ def test_a_failed_batch_is_rolled_back_and_the_next_sync_indexes_it(
 
 def test_a_first_build_skips_the_cache_per_file_and_a_rebuild_takes_vectors_from_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from langchain_md_memory.index.cache import EmbeddingCache
+    from langchain_md_memory.index.sqlite.cache import EmbeddingCache
     from tests.support.embeddings import AxisEmbeddings
 
     _write(tmp_path / "mem", 40)

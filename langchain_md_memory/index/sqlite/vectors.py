@@ -1,4 +1,4 @@
-"""The in-memory vector matrix behind vector search, and the BLOB form of a vector.
+"""The in-memory vector matrix behind vector search.
 
 The matrix holds unit vectors as float32 (exact), or compactly as float16 or int8 (one scale per row):
 2x or 4x less memory, scores off by about 1e-4 (float16) or 1e-3 (int8). A compact matrix returns more
@@ -20,11 +20,12 @@ from typing import Literal
 
 import numpy as np
 
-from ..errors import MemoryIndexError
-from .topk import at_or_above_kth
+from ...errors import MemoryIndexError
+from ..rows import from_blob
+from ..scoring import BACKGROUND_SAMPLE, MIN_BACKGROUND, Background
+from ..topk import at_or_above_kth
 
-__all__ = ["BACKGROUND_SAMPLE", "MIN_BACKGROUND", "RESCORE_FACTOR", "VectorDtype", "VectorMatrix",
-           "from_blob", "rescore", "to_blob"]
+__all__ = ["RESCORE_FACTOR", "VectorDtype", "VectorMatrix", "rescore"]
 
 VectorDtype = Literal["float32", "float16", "int8"]
 """How the matrix holds vectors: float32 (exact), float16 or int8 (compact, re-scored)."""
@@ -39,26 +40,11 @@ _SCAN_BLOCK = 1024
 _BLOCK = 8192
 
 
-def to_blob(vector: np.ndarray) -> bytes:
-    """A vector as the float32 BLOB stored in SQLite."""
-    return np.asarray(vector, dtype=np.float32).tobytes()
-
-
-def from_blob(blob: bytes) -> np.ndarray:
-    """A float32 BLOB from SQLite as a (read-only) numpy vector."""
-    return np.frombuffer(blob, dtype=np.float32)
-
-
-# Background statistics read this many stored vectors at most (~0.1 ms at 384 dimensions).
-BACKGROUND_SAMPLE = 2048
-MIN_BACKGROUND = 8
-
-
 class VectorMatrix:
     """Unit vectors of all embedded chunks as one contiguous matrix (float32, float16 or int8).
 
     Live rows are ``_data[:_n]``; each *group*'s rows (a small integer, 0 unless given: the script
-    groups of :mod:`.scripts`) are one run, runs in ascending group order. Capacity grows
+    groups of :mod:`.script_groups`) are one run, runs in ascending group order. Capacity grows
     geometrically, so adding a file's chunks costs O(rows added): a later run makes room by moving
     as many of its first rows past its end. A removed row is filled by the last of its group, and
     each later run moves its last row into the gap before it: live rows stay contiguous, and a
@@ -278,7 +264,7 @@ class VectorMatrix:
         scale[: self._n] = self._scale[: self._n]
         self._data, self._ids, self._scale = data, ids, scale
 
-    def background(self, query: np.ndarray, sample: int = BACKGROUND_SAMPLE) -> tuple[float, float] | None:
+    def background(self, query: np.ndarray, sample: int = BACKGROUND_SAMPLE) -> Background | None:
         """Mean and standard deviation of the query's cosine to (up to ``sample``) stored vectors.
 
         How similar this query is to an arbitrary note of this memory: the
@@ -290,7 +276,7 @@ class VectorMatrix:
             return self._sample(query, [(0, self._n)], sample)[0]
 
     def backgrounds(self, query: np.ndarray, sample: int = BACKGROUND_SAMPLE
-                    ) -> dict[int, tuple[int, tuple[float, float] | None]]:
+                    ) -> dict[int, tuple[int, Background | None]]:
         """:meth:`background` of each group's rows: ``{group: (rows, (mean, std) or None)}``."""
         with self._lock:
             measured = self._sample(query, [(start, stop) for _, start, stop in self._runs], sample)
@@ -298,7 +284,7 @@ class VectorMatrix:
                     for (group, start, stop), stats in zip(self._runs, measured, strict=True)}
 
     def _sample(self, query: np.ndarray, ranges: Sequence[tuple[int, int]], sample: int
-                ) -> list[tuple[float, float] | None]:
+                ) -> list[Background | None]:
         """Each range's background from its first ``sample`` rows (live rows are in no particular
         order: an unbiased sample). The caller holds the lock."""
         q = np.asarray(query, dtype=np.float32).ravel()
@@ -318,14 +304,14 @@ class VectorMatrix:
         return self.search(query, k)[0]
 
     def search(self, query: np.ndarray, k: int, sample: int = BACKGROUND_SAMPLE
-               ) -> tuple[list[tuple[int, float]], tuple[float, float] | None]:
+               ) -> tuple[list[tuple[int, float]], Background | None]:
         """:meth:`top_k` and :meth:`background` of one query from one pass over the rows."""
         with self._lock:
             scores = self._query_scores(query, k)
             return ([], None) if scores is None else _top(scores, self._ids[: self._n], k, sample)
 
     def search_groups(self, query: np.ndarray, k: int, sample: int = BACKGROUND_SAMPLE
-                      ) -> dict[int, tuple[int, list[tuple[int, float]], tuple[float, float] | None]]:
+                      ) -> dict[int, tuple[int, list[tuple[int, float]], Background | None]]:
         """:meth:`search` within each group, from one matrix-vector product over every row:
         ``{group: (rows, top k, background)}``."""
         with self._lock:
@@ -350,7 +336,7 @@ class VectorMatrix:
 
 
 def _top(scores: np.ndarray, ids: np.ndarray, k: int, sample: int
-         ) -> tuple[list[tuple[int, float]], tuple[float, float] | None]:
+         ) -> tuple[list[tuple[int, float]], Background | None]:
     """The ``k`` best of ``scores`` as ``(rowid, score)`` (ties by rowid), and the first ``sample``'s
     :func:`_spread`."""
     part = at_or_above_kth(scores, k)
@@ -358,7 +344,7 @@ def _top(scores: np.ndarray, ids: np.ndarray, k: int, sample: int
     return _pairs(ids[order], scores[order]), _spread(scores[:sample])
 
 
-def _spread(scores: np.ndarray) -> tuple[float, float] | None:
+def _spread(scores: np.ndarray) -> Background | None:
     """Mean and standard deviation of a background sample (``None`` below :data:`MIN_BACKGROUND` scores):
     the floats of ``scores.mean()`` and ``.std()`` from the ufuncs they call, without their Python layers."""
     n = scores.shape[0]

@@ -1,12 +1,14 @@
-"""Keyword scoring: a positive idf, BM25's pull of term frequency and length."""
+"""The scoring both backends share: a positive idf, BM25's pull of term frequency and length, and the
+script groups' backgrounds and offsets."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from langchain_md_memory.index.keyword import LastTermIdf, bm25_score, lucene_idf
+from langchain_md_memory.index.scoring import bm25_score, combine_backgrounds, lucene_idf, offset_top_k
 
 FTS5_CLAMPED_IDF = 1e-6  # what FTS5's bm25() gives a term found in more than half of the chunks
 
@@ -64,10 +66,35 @@ def test_a_rarer_matched_term_outweighs_a_common_one() -> None:
     assert bm25_score(terms, doc_rare, idf, avg_len=3.0) > bm25_score(terms, doc_common, idf, avg_len=3.0)
 
 
-def test_a_kept_idf_can_be_peeked_and_is_then_taken_once() -> None:
-    kept = LastTermIdf()
-    kept.keep(["bond", "ladder"], {"bond": 1.0, "ladder": 2.0})
-    assert kept.peek(["bond"]) is None  # the idf of other terms
-    assert kept.peek(["bond", "ladder"]) == {"bond": 1.0, "ladder": 2.0}
-    assert kept.take(["bond", "ladder"]) == {"bond": 1.0, "ladder": 2.0}  # peeking left it there
-    assert kept.take(["bond", "ladder"]) is None and kept.peek(["bond", "ladder"]) is None
+def test_the_memory_wide_background_is_the_mean_and_spread_of_every_groups_cosines() -> None:
+    rng = np.random.default_rng(3)
+    chinese, english = rng.normal(0.4, 0.05, 30), rng.normal(0.2, 0.08, 50)
+    measured = [(group, len(c), (float(c.mean()), float(c.std())))
+                for group, c in ((1, chinese), (0, english))]
+    offsets, background = combine_backgrounds(measured)
+    everything = np.concatenate([chinese, english])
+    assert background == pytest.approx((everything.mean(), everything.std()))
+    # Each group's offset: how far its mean stands from the memory-wide one.
+    assert offsets[1] == pytest.approx(chinese.mean() - everything.mean())
+    assert offsets[0] == pytest.approx(english.mean() - everything.mean()) and offsets[0] < 0 < offsets[1]
+
+
+def test_no_vectors_measured_make_no_background() -> None:
+    assert combine_backgrounds([]) == ({}, None)
+
+
+def test_a_cosine_ranks_less_its_groups_offset() -> None:
+    # The question's own language (group 1) stands 0.1 nearer to it: its 0.6 counts as 0.5.
+    found = [(10, 1, 0.6), (11, 1, 0.58), (20, 0, 0.52)]
+    assert offset_top_k(found, {1: 0.05, 0: -0.05}, 2, groups=2) == [(20, pytest.approx(0.57)),
+                                                                      (10, pytest.approx(0.55))]
+
+
+def test_offset_scores_stay_within_zero_and_one_and_ties_go_to_the_lower_rowid() -> None:
+    found = [(3, 0, 0.99), (2, 0, 0.95), (5, 1, 0.01), (4, 1, 0.05)]
+    assert offset_top_k(found, {0: -0.1, 1: 0.1}, 4, groups=2) == [(2, 1.0), (3, 1.0), (4, 0.0), (5, 0.0)]
+
+
+def test_a_memory_of_one_script_group_ranks_plain_cosines() -> None:
+    found = [(1, 0, 0.7), (2, 0, 0.4)]
+    assert offset_top_k(found, {0: 1e-17}, 5, groups=1) == [(1, 0.7), (2, 0.4)]

@@ -12,7 +12,7 @@ A step that has shipped is never edited or reordered: an index past it never run
 so two shapes would share one version number. A change of schema is a new step at the end.
 The index is derived data: a database this package cannot migrate (a newer package's version,
 an unknown one, a database that is not an index) is not an error but rebuilt from the
-Markdown by :func:`~langchain_md_memory.index.schema.connect`, which says why in the log.
+Markdown by :func:`~langchain_md_memory.index.sqlite.schema.connect`, which says why in the log.
 A table of the current schema that damage removed is created again, empty, on open
 (:func:`restore_missing`): what it held is re-indexed, the rest of the file kept.
 

@@ -1,6 +1,6 @@
 """Keyword postings kept in memory: each query term's chunks, term counts and chunk lengths.
 
-Keyword recall scores every chunk holding a query term (:func:`~.keyword.bm25_top_k`), so its
+Keyword recall scores every chunk holding a query term (:func:`~..scoring.bm25_top_k`), so its
 answer is the exhaustive BM25 top k. Reading a frequent term's postings from FTS5 costs about
 0.15 µs an occurrence (a few ms for a term in a tenth of 100k chunks), so they are read once, on
 the first query that needs them, and kept: for this index generation, and across this process's
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ..text import SCRIPT_CJK
-from .keyword import Postings, bm25_parts, bm25_top_k, lucene_idf
+from ...text import SCRIPT_CJK
+from ..scoring import Postings, bm25_parts, bm25_top_k, lucene_idf
 
 __all__ = ["INSTANCES_TABLE", "POSTINGS_PER_CHUNK", "READS_BEFORE_RESIDENT", "RESIDENT_INSTANCES",
            "KeywordPostings"]
@@ -167,7 +167,7 @@ class KeywordPostings:
     def searches(self, queries: Sequence[Sequence[str]], limit: int
                  ) -> tuple[list[list[tuple[float, int]]], dict[str, float]]:
         """The exhaustive BM25 top ``limit`` ``(score, rowid)`` of each query's terms (see
-        :func:`~.keyword.bm25_top_k`), and the first query's terms' idf. A term two queries share
+        :func:`~..scoring.bm25_top_k`), and the first query's terms' idf. A term two queries share
         is read once."""
         n_docs, avg_len = self.corpus_stats()
         tops: list[list[tuple[float, int]]] = []

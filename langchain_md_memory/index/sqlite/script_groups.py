@@ -8,12 +8,10 @@ ranking raw cosines buries every cross-lingual answer under the question's own
 language. :class:`ScriptVectors` keeps each script group's rows (CJK, other; see
 :func:`~langchain_md_memory.text.script_group`) as one run of a :class:`VectorMatrix`,
 scores them all with one matrix-vector product, and measures the query's
-background in each group (its mean cosine to the group's notes).
-A hit's score is its cosine less its group's *offset*, how far that group's
-background stands from the memory-wide one: an answer then stands out from
-notes in its own language by as much as it would in a memory of that language
-alone. A memory written in one script has one group, offset 0: the scores are
-the plain cosines.
+background in each group in the same pass; the offsets and the ranking by them
+are :mod:`..scoring`'s (:func:`~..scoring.combine_backgrounds`,
+:func:`~..scoring.offset_top_k`), as for PostgreSQL. A memory written in one
+script has one group, offset 0: the scores are the plain cosines.
 
 Example:
     .. code-block:: python
@@ -25,17 +23,17 @@ Example:
 
 from __future__ import annotations
 
-import math
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
-from ..text import SCRIPT_CJK, SCRIPT_OTHER
+from ...text import SCRIPT_CJK, SCRIPT_OTHER
+from ..rows import from_blob
+from ..scoring import Background, combine_backgrounds, offset_top_k
 from .connection import IndexConnection
 from .schema import VECTOR_JOIN
-from .vectors import RESCORE_FACTOR, VectorDtype, VectorMatrix, from_blob, rescore
+from .vectors import RESCORE_FACTOR, VectorDtype, VectorMatrix, rescore
 
 K = TypeVar("K", int, str)
 
@@ -43,7 +41,6 @@ __all__ = [
     "SCRIPT_CJK",
     "SCRIPT_OTHER",
     "ScriptVectors",
-    "combine_backgrounds",
     "load_script_vectors",
     "scripts_of",
     "stored_vectors",
@@ -52,8 +49,6 @@ __all__ = [
 
 StoredVectors = Callable[[Sequence[int]], Mapping[int, np.ndarray]]
 """The stored float32 vectors of some rows, by rowid (for re-scoring a compact matrix's candidates)."""
-Calibration = tuple[dict[int, float], tuple[float, float] | None]
-"""Each script group's offset and the memory-wide background (see :func:`combine_backgrounds`)."""
 
 
 class ScriptVectors:
@@ -63,10 +58,6 @@ class ScriptVectors:
         self._matrix = matrix if matrix is not None else VectorMatrix(dtype)
         self.dtype = self._matrix.dtype
         self.generation = -1
-        # A search asks for the top k and then the background of the same query: measure it once.
-        self._version = 0  # bumped by every write, under _lock (writers run on several threads)
-        self._lock = threading.Lock()
-        self._last: tuple[bytes, int, Calibration] | None = None
 
     @property
     def exact(self) -> bool:
@@ -86,40 +77,33 @@ class ScriptVectors:
             vecs.append(vector)
         for group, (ids, vecs) in by_group.items():
             self._matrix.add(ids, vecs, group)
-        with self._lock:
-            self._version += 1
 
     def remove(self, rowids: Sequence[int]) -> None:
-        with self._lock:
-            self._version += 1
         self._matrix.remove(rowids)
-        with self._lock:  # a measurement that overlapped the change is not kept
-            self._version += 1
 
-    def background(self, query: np.ndarray) -> tuple[float, float] | None:
-        """Mean and spread of the query's cosine to all of this memory's notes.
-
-        The spread is memory-wide (within and between groups), the yardstick of
-        the relevance gate: measured against the spread within groups alone, the
-        offset cosines of questions with no answer stored stood out too often
-        (dev set: 47% withheld at the default gate, against 82% this way).
-        """
-        return self._calibrate(query)[1]
+    def background(self, query: np.ndarray) -> Background | None:
+        """Mean and spread of the query's cosine to all of this memory's notes, measured on its own
+        (:meth:`search` measures it in its pass over the vectors)."""
+        measured = self._matrix.backgrounds(query).items()
+        return combine_backgrounds([(group, rows, stats) for group, (rows, stats) in measured
+                                    if stats is not None])[1]
 
     def top_k(self, query: np.ndarray, k: int, *, offsets: bool = True,
               stored: StoredVectors | None = None) -> list[tuple[int, float]]:
-        """The ``k`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``.
+        """:meth:`search`'s ``k`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``."""
+        return self.search(query, k, offsets=offsets, stored=stored)[0]
+
+    def search(self, query: np.ndarray, k: int, *, offsets: bool = True, stored: StoredVectors | None = None
+               ) -> tuple[list[tuple[int, float]], Background | None]:
+        """The ``k`` rows of highest offset cosine, best first, and the query's memory-wide background,
+        from one pass over the vectors.
 
         A compact matrix proposes ``RESCORE_FACTOR × k`` candidates per group, which ``stored``
         (their float32 vectors) scores exactly; without it the compact scores stand.
         ``offsets=False`` ranks the plain cosines (what an exact search elsewhere returns).
-        The pass that finds each group's top also measures its background (kept for
-        :meth:`background`), so a search reads every vector once.
         """
-        with self._lock:
-            version = self._version
         tops: dict[int, list[tuple[int, float]]] = {}
-        measured: list[tuple[int, int, tuple[float, float]]] = []
+        measured: list[tuple[int, int, Background]] = []
         rescoring = None if self.exact else stored
         searched = self._matrix.search_groups(query, k if rescoring is None else k * RESCORE_FACTOR)
         for group, (rows, top, stats) in searched.items():
@@ -129,47 +113,9 @@ class ScriptVectors:
             tops[group] = top
             if stats is not None:
                 measured.append((group, rows, stats))
-        calibration = self._keep(query, version, combine_backgrounds(measured))
-        shifts = calibration[0] if offsets and len(searched) > 1 else {}
-        found = [(rowid, min(1.0, max(0.0, score - shifts.get(group, 0.0))))
-                 for group, top in tops.items() for rowid, score in top]
-        found.sort(key=lambda item: (-item[1], item[0]))
-        return found[:k]
-
-    def _calibrate(self, query: np.ndarray) -> Calibration:
-        """Each group's offset, and the memory-wide background (mean and spread of all cosines)."""
-        key = np.asarray(query, dtype=np.float32).tobytes()
-        with self._lock:
-            version, last = self._version, self._last
-        if last is not None and last[0] == key and last[1] == version:
-            return last[2]
-        return self._keep(query, version, self._measure(query))
-
-    def _keep(self, query: np.ndarray, version: int, result: Calibration) -> Calibration:
-        """Remember ``result`` for ``query`` unless a write overlapped its measurement (since ``version``)."""
-        with self._lock:
-            if self._version == version:
-                self._last = (np.asarray(query, dtype=np.float32).tobytes(), version, result)
-        return result
-
-    def _measure(self, query: np.ndarray) -> Calibration:
-        return combine_backgrounds([(group, rows, stats)
-                                    for group, (rows, stats) in self._matrix.backgrounds(query).items()
-                                    if stats is not None])
-
-
-def combine_backgrounds(measured: Sequence[tuple[int, int, tuple[float, float]]]) -> Calibration:
-    """Each group's offset and the memory-wide background from ``(group, rows, (mean, std))`` per group.
-
-    Shared by every index backend, so a query's offsets are the same wherever its vectors live.
-    """
-    total = sum(n for _, n, _ in measured)
-    if not total:
-        return {}, None
-    mean = sum(n * stats[0] for _, n, stats in measured) / total
-    offsets = {group: stats[0] - mean for group, _, stats in measured}
-    variance = sum(n * (stats[1] ** 2 + offsets[group] ** 2) for group, n, stats in measured) / total
-    return offsets, (mean, math.sqrt(variance))
+        shifts, background = combine_backgrounds(measured)
+        found = ((rowid, group, score) for group, top in tops.items() for rowid, score in top)
+        return offset_top_k(found, shifts if offsets else {}, k, groups=len(searched)), background
 
 
 def load_script_vectors(db: IndexConnection, dtype: VectorDtype = "float32") -> ScriptVectors:

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import MemoryIndexError
+from ...errors import MemoryIndexError
+from ..rows import from_blob, to_blob
 from .connection import IndexConnection
-from .vectors import from_blob, to_blob
 
 __all__ = ["EmbeddingCache"]
 

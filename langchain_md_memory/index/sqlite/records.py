@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from ..text import forget_token_sets, keep_token_sets
-from ..types import ChunkRecord
+from ...text import forget_token_sets, keep_token_sets
+from ...types import ChunkRecord
+from ..rows import chunk_record
 from .connection import IndexConnection
 from .postings import RESIDENT_INSTANCES
-from .rows import chunk_record
 from .schema import CHUNK_COLUMNS
 
 __all__ = ["READS_BEFORE_RESIDENT", "RESIDENT_RECORDS", "RecordCache"]

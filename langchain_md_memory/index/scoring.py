@@ -1,8 +1,21 @@
-"""Keyword scoring: BM25 with a positive idf.
+"""The scoring both index backends share: BM25 with a positive idf, and a query's vector background.
 
-:func:`bm25_score` scores one document, the definition; :func:`bm25_top_k` scores every posting of
-the query's terms at once with numpy (the same arithmetic in the same order, so the same floats) and
-keeps the best (:mod:`.postings` holds the postings).
+One module, so that a query scores the same wherever its memory lives: the SQLite
+index (:mod:`.sqlite`) and PostgreSQL (:mod:`langchain_md_memory.postgres`) import
+their keyword and cosine arithmetic from here, and nothing from each other.
+
+Keywords: :func:`bm25_score` scores one document, the definition; :func:`bm25_top_k`
+scores every posting of the query's terms at once with numpy (the same arithmetic in
+the same order, so the same floats) and keeps the best.
+
+Vectors: a multilingual model scores a question higher against any note written in
+the question's language than against a note in another one. Each script group's
+background (the query's mean and spread of cosines to the group's notes) is measured,
+and :func:`combine_backgrounds` turns them into each group's *offset* (how far its
+background stands from the memory-wide one) and the memory-wide background, the
+relevance gate's yardstick. :func:`offset_top_k` ranks cosines less their group's
+offset: an answer then stands out from notes in its own language by as much as it
+would in a memory of that language alone.
 
 Example:
     .. code-block:: python
@@ -11,13 +24,15 @@ Example:
         assert bm25_score(["bond"], ["bond", "ladder"], idf, avg_len=2.0) > 0
         bond = Postings(np.array([3, 7]), np.array([1, 2]), np.array([2, 5]))
         assert [rowid for _, rowid in bm25_top_k([bond], [idf["bond"]], avg_len=2.0, limit=1)] == [3]
+        offsets, background = combine_backgrounds([(0, 10, (0.30, 0.05)), (1, 10, (0.20, 0.05))])
+        top = offset_top_k([(1, 0, 0.5), (2, 1, 0.45)], offsets, 1, groups=2)
+        assert top[0][0] == 2  # 0.45 in a group 0.1 less near the query outranks 0.5
 """
 
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 import numpy as np
@@ -25,8 +40,9 @@ import numpy as np
 from .topk import at_or_above_kth
 
 __all__ = [
-    "BM25_B", "BM25_K1", "MAX_QUERY_TERMS", "LastTermIdf", "Postings", "bm25_parts", "bm25_score",
-    "bm25_top_k", "lucene_idf", "scaled_to_best",
+    "BACKGROUND_SAMPLE", "BM25_B", "BM25_K1", "MAX_QUERY_TERMS", "MIN_BACKGROUND", "NO_SUCH_TERM",
+    "Background", "Calibration", "Postings", "bm25_parts", "bm25_score", "bm25_top_k", "combine_backgrounds",
+    "lucene_idf", "offset_top_k", "scaled_to_best",
 ]
 
 T = TypeVar("T")
@@ -35,6 +51,9 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 MAX_QUERY_TERMS = 32
 """A longer query is cut to its first this many terms (keyword recall and the coverage weights)."""
+NO_SUCH_TERM = " "
+"""A term no chunk holds (an indexed term never holds a space): its idf is the one a term absent from the
+memory gets, the highest."""
 
 
 def lucene_idf(n_docs: int, doc_freq: int) -> float:
@@ -123,27 +142,46 @@ def scaled_to_best(top: Sequence[tuple[float, int]], records: Mapping[int, T]) -
     return [(records[rowid], max(score / best, 1e-6)) for score, rowid in top if rowid in records]
 
 
-class LastTermIdf:
-    """The idf a thread's last keyword search read, handed once to the ``term_idf`` call that follows.
+# -- vectors ---------------------------------------------------------------------------
 
-    A search asks for keyword candidates and then for its terms' weights: the document
-    frequencies are read once (for PostgreSQL, a count over every matching row).
+BACKGROUND_SAMPLE = 2048
+"""Stored vectors a background reads at most, per script group (~0.1 ms at 384 dimensions)."""
+MIN_BACKGROUND = 8
+"""Fewer cosines than this make no background (``None``)."""
+
+Background = tuple[float, float]
+"""Mean and standard deviation of a query's cosine to the stored vectors: how similar the query is to an
+arbitrary note of the memory, the yardstick that tells a hit standing out from the crowd (an answer) from
+the best of a crowd of equally near notes (no answer)."""
+Calibration = tuple[dict[int, float], Background | None]
+"""Each script group's offset and the memory-wide background (see :func:`combine_backgrounds`)."""
+
+
+def combine_backgrounds(measured: Sequence[tuple[int, int, Background]]) -> Calibration:
+    """Each group's offset and the memory-wide background from ``(group, rows, (mean, std))`` per group.
+
+    The spread is memory-wide (within and between groups), the yardstick of the relevance
+    gate: measured against the spread within groups alone, the offset cosines of questions
+    with no answer stored stood out too often.
     """
+    total = sum(n for _, n, _ in measured)
+    if not total:
+        return {}, None
+    mean = sum(n * stats[0] for _, n, stats in measured) / total
+    offsets = {group: stats[0] - mean for group, _, stats in measured}
+    variance = sum(n * (stats[1] ** 2 + offsets[group] ** 2) for group, n, stats in measured) / total
+    return offsets, (mean, math.sqrt(variance))
 
-    def __init__(self) -> None:
-        self._local = threading.local()
 
-    def keep(self, terms: Sequence[str], idf: Mapping[str, float]) -> None:
-        """Remember ``idf`` (of ``terms``) for this thread's next :meth:`take`."""
-        self._local.last = (tuple(terms), idf)
+def offset_top_k(found: Iterable[tuple[int, int, float]], offsets: Mapping[int, float], k: int, *,
+                 groups: int) -> list[tuple[int, float]]:
+    """The ``k`` best ``(rowid, score in [0, 1])`` of ``(rowid, group, cosine in [0, 1])``, best first, ties
+    to lower rowids: each cosine less its group's offset, clipped to [0, 1].
 
-    def take(self, terms: Sequence[str]) -> dict[str, float] | None:
-        """The kept idf if it is of these ``terms`` (then forgotten), else ``None``."""
-        kept = self.peek(terms)
-        self._local.last = None
-        return kept
-
-    def peek(self, terms: Sequence[str]) -> dict[str, float] | None:
-        """The kept idf if it is of these ``terms`` (kept for the next :meth:`take`), else ``None``."""
-        last: tuple[tuple[str, ...], Mapping[str, float]] | None = getattr(self._local, "last", None)
-        return dict(last[1]) if last is not None and last[0] == tuple(terms) else None
+    A memory of one script group (``groups`` counts those holding vectors) ranks the plain cosines: its
+    one offset is 0 but for rounding.
+    """
+    shifts = offsets if groups > 1 else {}
+    ranked = [(rowid, min(1.0, max(0.0, cosine - shifts.get(group, 0.0)))) for rowid, group, cosine in found]
+    ranked.sort(key=lambda item: (-item[1], item[0]))
+    return ranked[:k]

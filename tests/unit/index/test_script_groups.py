@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from langchain_md_memory.index.scripts import SCRIPT_CJK, SCRIPT_OTHER, ScriptVectors
-from langchain_md_memory.index.vectors import VectorMatrix
+from langchain_md_memory.index.sqlite.script_groups import SCRIPT_CJK, SCRIPT_OTHER, ScriptVectors
+from langchain_md_memory.index.sqlite.vectors import VectorMatrix
 from langchain_md_memory.text import script_group
 
 # Axes: five topics, then "written in English", then "written in Chinese".
@@ -93,25 +93,25 @@ def test_a_repeated_query_is_measured_again_after_a_write() -> None:
     vectors.add(list(range(20)), [rng.normal(size=6) for _ in range(20)], [SCRIPT_OTHER] * 20)
     query = rng.normal(size=6)
     before = vectors.background(query)
-    assert vectors.background(query) == before  # asked twice, measured once
+    assert vectors.background(query) == before  # asked twice, the same answer
     near = [query + rng.normal(scale=0.1, size=6) for _ in range(20)]
     vectors.add(list(range(20, 40)), near, [SCRIPT_OTHER] * 20)
     after = vectors.background(query)
     assert after is not None and before is not None and after[0] > before[0] + 0.1
 
 
-def test_the_top_k_pass_measures_the_background_asked_for_next(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_top_k_pass_measures_the_background_it_returns(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(5)
     vectors = ScriptVectors()
     groups = [SCRIPT_OTHER] * 15 + [SCRIPT_CJK] * 15
     vectors.add(list(range(30)), [rng.normal(size=6) for _ in range(30)], groups)
     query = rng.normal(size=6)
     measured = vectors.background(query)
-    fresh = ScriptVectors(matrix=vectors._matrix)
     sampled: list[int] = []
     monkeypatch.setattr(VectorMatrix, "backgrounds", lambda self, q: sampled.append(1))
-    fresh.top_k(query, 5)
-    assert fresh.background(query) == pytest.approx(measured)  # same figures as a separate sample
+    top, background = vectors.search(query, 5)
+    assert top == vectors.top_k(query, 5)
+    assert background == pytest.approx(measured)  # same figures as a separate sample
     assert sampled == []  # and no second pass over the vectors
 
 

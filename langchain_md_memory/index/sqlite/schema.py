@@ -11,7 +11,7 @@ or :class:`IndexDamagedError` (rebuild it from the Markdown).
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.index.schema import connect
+        from langchain_md_memory.index.sqlite.schema import connect
 
         conn = connect("memory/index.sqlite", busy_timeout_ms=10_000)
 """
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from ..errors import IndexBusyError, IndexDamagedError, MemoryIndexError
+from ...errors import IndexBusyError, IndexDamagedError, MemoryIndexError
 from .migrations import SCHEMA_VERSION, SchemaMismatch, migrate, recorded_version, restore_missing
 
 __all__ = [

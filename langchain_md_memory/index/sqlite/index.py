@@ -7,7 +7,7 @@ Example:
     .. code-block:: python
 
         idx = MemoryIndex.open("memory/index.sqlite")
-        hits = idx.keyword_search("仓位", limit=10)   # [(ChunkRecord, score)]
+        recall = idx.keyword_search([["仓位"]], limit=10)   # recall.hits[0]: [(ChunkRecord, score)]
         idx.close()
 """
 
@@ -19,32 +19,33 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
 
-from ..files.sections import PastFact
-from ..text import query_terms
-from ..types import ChunkRecord, FileKind
+from ...files.sections import PastFact
+from ...types import ChunkRecord, FileKind
+from ..base import KeywordRecall, VectorRecall
+from ..rows import ChunkRow, FileState, PastRow, chunk_values, from_blob, past_fact, past_values, to_blob
+from ..scoring import lucene_idf, scaled_to_best
 from .cache import EmbeddingCache
 from .connection import IndexConnection, Rows
 from .health import IndexHealth
-from .keyword import MAX_QUERY_TERMS, LastTermIdf, lucene_idf, scaled_to_best
 from .postings import Change, KeywordPostings
 from .records import RecordCache
-from .rows import ChunkRow, FileState, PastRow, chunk_values, past_fact, past_values
-from .schema import IDENTITY, SCHEMA_VERSION, bump_generation, connect, index_error, repair_if_inconsistent
-from .scripts import ScriptVectors, load_script_vectors, scripts_of, stored_vectors
-from .vectors import VectorDtype, VectorMatrix, from_blob, to_blob
+from .schema import IDENTITY, bump_generation, connect, index_error, repair_if_inconsistent
+from .script_groups import ScriptVectors, load_script_vectors, scripts_of, stored_vectors
+from .vectors import VectorDtype, VectorMatrix
 
-__all__ = ["SCHEMA_VERSION", "ChunkRow", "FileState", "MemoryIndex"]
+__all__ = ["MemoryIndex"]
 
 logger = logging.getLogger(__name__)
 
 
 class MemoryIndex:
-    """One SQLite index file (WAL, busy timeout), safe to share across threads.
+    """One SQLite index file (WAL, busy timeout), safe to share across threads: the
+    :class:`~langchain_md_memory.index.base.SearchIndex` of a folder memory.
 
     Tools run on worker threads and retrievers in executors, so the connection
     is opened with ``check_same_thread=False`` and every use holds one lock.
@@ -63,7 +64,6 @@ class MemoryIndex:
         self._vectors: ScriptVectors | None = None
         self._postings = KeywordPostings(self._db.query)
         self._records = RecordCache(self._db, self._postings.size)
-        self._last_idf = LastTermIdf()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = 10_000,
@@ -267,30 +267,27 @@ class MemoryIndex:
 
     # -- search -------------------------------------------------------------------
 
-    def keyword_search(self, query: str, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """BM25 keyword recall, scores in (0, 1] (divided by the best hit's), best first. Every chunk
-        holding a query term is scored (:mod:`.postings`), with the Lucene idf: it stays positive, where
-        FTS5's ``bm25()`` gives a term in over half of the chunks ~0."""
-        return self.keyword_searches([query], limit)[0]
-
-    def keyword_searches(self, queries: Sequence[str], limit: int) -> list[list[tuple[ChunkRecord, float]]]:
-        """:meth:`keyword_search` of each query, answered together: one snapshot, each term's postings
-        read once, the hits' records in one statement (a question and its translation, say)."""
+    def keyword_search(self, queries: Sequence[Sequence[str]], limit: int) -> KeywordRecall:
+        """BM25 keyword recall of each term list, scores in (0, 1] (divided by the best hit's), best first,
+        with the first list's idf. Every chunk holding a term is scored (:mod:`.postings`), with the Lucene
+        idf: it stays positive, where FTS5's ``bm25()`` gives a term in over half of the chunks ~0. The
+        lists are answered together: one snapshot, each term's postings read once, the hits' records in one
+        statement (a question and its translation, say)."""
         # One snapshot: another process's sync between these reads could delete or reuse the rowids.
         with self._db.read_snapshot():
             self._postings.follow(self._generation())
             # Kept postings answer without FTS5: this cheap read makes a damaged keyword table fail here.
             self._db.query("SELECT rowid FROM chunks_fts WHERE rowid = 0")
-            terms = [query_terms(query)[:MAX_QUERY_TERMS] for query in queries]
-            tops, idf = self._postings.searches(terms, limit)
-            if terms and terms[0]:
-                self._last_idf.keep(terms[0], idf)
+            tops, idf = self._postings.searches(queries, limit)
             records = self.records(sorted({rowid for top in tops for _, rowid in top}))
-        return [scaled_to_best(top, records) for top in tops]
+        return KeywordRecall([scaled_to_best(top, records) for top in tops], idf)
 
-    def keyword_scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """The BM25 (not divided by the best) of each chunk of ``ids`` holding a term of ``query``."""
-        terms = query_terms(query)[:MAX_QUERY_TERMS]
+    def keyword_scores(self, terms: Sequence[str], ids: Sequence[str],
+                       idf: Mapping[str, float] | None = None) -> dict[str, float]:
+        """The BM25 (not divided by the best) of each chunk of ``ids`` holding one of ``terms``.
+
+        ``idf`` is not needed: the postings kept give each term's, the one keyword recall weighed it by.
+        """
         if not terms or not ids:
             return {}
         with self._db.read_snapshot():
@@ -301,8 +298,6 @@ class MemoryIndex:
 
     def term_idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Each term's Lucene idf over the chunks, as keyword search weighs it (see ``keyword_search``)."""
-        if (kept := self._last_idf.take(terms)) is not None:  # this search's keyword recall read them
-            return kept
         with self._db.read_snapshot():
             self._postings.follow(self._generation())
             df, (n_docs, _) = self._postings.doc_freqs(terms), self._postings.corpus_stats()
@@ -321,27 +316,24 @@ class MemoryIndex:
             self._postings.follow(self._generation())
             return self._postings.corpus_stats()
 
-    def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[ChunkRecord, float]]:
-        """Cosine recall over the in-memory normalised matrices, scores clipped to [0, 1].
+    def vector_search(self, query: np.ndarray, limit: int) -> VectorRecall:
+        """Cosine recall over the in-memory normalised matrices, scores clipped to [0, 1], with the query's
+        background measured in the same pass (see ``ScriptVectors.search``).
 
         A compact matrix (float16, int8) proposes more candidates than asked for; their stored
-        float32 vectors decide the order and the scores (see ``ScriptVectors.top_k``).
+        float32 vectors decide the order and the scores.
         """
         # One snapshot from the generation check to the records: see keyword_search.
         with self._db.read_snapshot():
-            top = self._vector_matrix().top_k(query, limit, stored=self._stored_vectors)
+            top, background = self._vector_matrix().search(query, limit, stored=self._stored_vectors)
             if not top:  # nothing stored, or a zero query
-                return []
+                return VectorRecall([], background)
             by_rowid = self.records([rowid for rowid, _ in top])
-        return [(by_rowid[rowid], score) for rowid, score in top if rowid in by_rowid]
+        hits = [(by_rowid[rowid], score) for rowid, score in top if rowid in by_rowid]
+        return VectorRecall(hits, background)
 
     def _stored_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         return stored_vectors(self._db, "rowid", rowids)
-
-    def vector_background(self, query: np.ndarray) -> tuple[float, float] | None:
-        """Mean and spread of the query's cosine to this memory's notes (see ``ScriptVectors.background``)."""
-        with self._db.read_snapshot():
-            return self._vector_matrix().background(query)
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors of chunks by id (chunks without one are absent)."""

@@ -7,7 +7,7 @@ Example:
     .. code-block:: python
 
         handle = IndexHandle("memory/index.sqlite")
-        hits = handle.index.keyword_search("仓位", 10)
+        hits = handle.index.keyword_search([["仓位"]], 10).hits[0]
         handle.close()
 """
 
@@ -21,11 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from ..errors import MemoryIndexError
-from ..files.locks import pid_alive
-from .base import IndexOwner
+from ...errors import MemoryIndexError
+from ...files.locks import pid_alive
+from ..base import IndexOwner
+from .index import MemoryIndex
 from .schema import remove_index_files
-from .sqlite import MemoryIndex
 from .vectors import VectorDtype
 
 __all__ = ["IN_MEMORY", "IndexHandle"]
