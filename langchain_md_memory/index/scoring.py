@@ -145,7 +145,7 @@ def scaled_to_best(top: Sequence[tuple[float, int]], records: Mapping[int, T]) -
 # -- vectors ---------------------------------------------------------------------------
 
 BACKGROUND_SAMPLE = 2048
-"""Stored vectors a background reads at most, per script group (~0.1 ms at 384 dimensions)."""
+"""Stored vectors a background reads at most, per script group."""
 MIN_BACKGROUND = 8
 """Fewer cosines than this make no background (``None``)."""
 

@@ -23,7 +23,7 @@ def at_or_above_kth(scores: np.ndarray, k: int, sample: int = FLOOR_SAMPLE) -> n
 
     When k scores reach a floor, so does the k-th highest: only the scores at or above a floor need
     partitioning. The k-th highest of the first ``sample`` is one (the caller's rows are in no
-    particular order), leaving ~k·n/sample of n: at 100k scores, 0.04 ms instead of 0.1. A score
+    particular order), leaving ~k·n/sample of n to partition instead of n. A score
     that is not a number (never stored, but no floor) leaves the k positions ``argpartition`` gives.
     """
     n = scores.shape[0]

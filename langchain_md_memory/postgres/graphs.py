@@ -2,7 +2,7 @@
 
 One HNSW index over every tenant's vectors answers a tenant's query with the
 nearest vectors of all tenants, and the tenant filter then discards most of them
-(pgvector before 0.8 cannot resume the scan: at 100 tenants ~1 % of the
+(pgvector before 0.8 cannot resume the scan: with many tenants few of the
 ``ef_search`` candidates are the tenant's). So each tenant gets graphs of its
 own: a partial index ``WHERE tenant = '…' AND dim = N AND script = g`` holds the
 tenant's vectors of one script group, which is exactly what vector recall ranks

@@ -1,7 +1,7 @@
 """One tenant's derived index in PostgreSQL: chunks, keyword terms, vectors, file states, meta.
 
 Implements :class:`~langchain_md_memory.index.base.SearchIndex`, so the
-indexer and the five search stages run on it unchanged. Like the SQLite index,
+indexer and the search steps run on it unchanged. Like the SQLite index,
 everything here is derived from the documents and can be rebuilt from them.
 Every write runs in a transaction holding the tenant's index lock, so two hosts
 syncing at once never interleave one file's chunks, and the index never goes

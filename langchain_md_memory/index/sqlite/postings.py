@@ -1,8 +1,8 @@
 """Keyword postings kept in memory: each query term's chunks, term counts and chunk lengths.
 
 Keyword recall scores every chunk holding a query term (:func:`~..scoring.bm25_top_k`), so its
-answer is the exhaustive BM25 top k. Reading a frequent term's postings from FTS5 costs about
-0.15 µs an occurrence (a few ms for a term in a tenth of 100k chunks), so they are read once, on
+answer is the exhaustive BM25 top k. Reading a frequent term's postings from FTS5 costs in
+proportion to its occurrences, so they are read once, on
 the first query that needs them, and kept: for this index generation, and across this process's
 own writes, which :meth:`KeywordPostings.apply` folds in (the chunks a write removed and added).
 A write by another process changes the generation without telling this one: everything is read

@@ -1,15 +1,14 @@
 """Chunk records by rowid, kept for the index generation they were read in.
 
-A search reads its candidates' records (text, path, kind, time) by rowid: about 12 µs a row from
-SQLite at 100k chunks, ~0.6 ms a search for its ~50 candidates, most of them new to it. A
-:class:`RecordCache` keeps the records it read (up to ``size``). A process that keeps searching a
-memory of up to :data:`RESIDENT_RECORDS` chunks and :data:`~.postings.RESIDENT_INSTANCES` indexed
-words (what bounds the text held) reads them all in one pass instead (~0.5 s and ~46 MB at 100k short
-chunks), after :data:`READS_BEFORE_RESIDENT` reads in one index generation, as keyword postings are
+A search reads its candidates' records (text, path, kind, time) by rowid, most of them new to it: a
+read per row from SQLite. A :class:`RecordCache` keeps the records it read (up to ``size``). A process
+that keeps searching a memory of up to :data:`RESIDENT_RECORDS` chunks and
+:data:`~.postings.RESIDENT_INSTANCES` indexed words (what bounds the text held) reads them all in one
+pass instead, after :data:`READS_BEFORE_RESIDENT` reads in one index generation, as keyword postings are
 (:mod:`.postings`); a one-off search never pays for it. Their token sets are worked out then too
-(:func:`~langchain_md_memory.text.keep_token_sets`, ~1.0 s and ~30 MB more at 100k): ranking reads
-the set of every candidate, and tokenizing ~50 texts a search cost it ~0.5-1 ms. This process's own writes are
-folded in (:meth:`RecordCache.after_write`); a write by another process changes the generation
+(:func:`~langchain_md_memory.text.keep_token_sets`): ranking reads the set of every candidate, and
+tokenizing each one a search is what that spares. This process's own writes are folded in
+(:meth:`RecordCache.after_write`); a write by another process changes the generation
 without telling this one: everything is read again.
 
 Example:

@@ -1,11 +1,11 @@
 """Vectors kept apart by writing system, so a question meets notes in another language on fair terms.
 
 A multilingual model scores a question higher against any note written in the
-question's language than against a note in another one. On the dev set a
-Chinese question's mean cosine to Chinese notes is about 0.04 above its mean to
-English notes: as wide as the gap between an answer and an average note, so
-ranking raw cosines buries every cross-lingual answer under the question's own
-language. :class:`ScriptVectors` keeps each script group's rows (CJK, other; see
+question's language than against a note in another one: a Chinese question's
+mean cosine to Chinese notes stands above its mean to English notes by about as
+much as an answer stands above an average note, so ranking raw cosines buries
+every cross-lingual answer under the question's own language.
+:class:`ScriptVectors` keeps each script group's rows (CJK, other; see
 :func:`~langchain_md_memory.text.script_group`) as one run of a :class:`VectorMatrix`,
 scores them all with one matrix-vector product, and measures the query's
 background in each group in the same pass; the offsets and the ranking by them

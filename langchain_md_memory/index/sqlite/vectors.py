@@ -33,8 +33,8 @@ VectorDtype = Literal["float32", "float16", "int8"]
 RESCORE_FACTOR = 4
 """A compact matrix's search returns this many times the candidates asked for, for exact re-scoring."""
 # A compact matrix is scored in blocks of this many rows, each widened to float32: never a full-size copy.
-# Small enough that the widened block stays in cache and BLAS scores it on the calling thread: at 8,192
-# rows, waking BLAS's threads for each block made a 1M-row int8 scan ~700 ms; at 1,024 it is ~100 ms.
+# Small enough that the widened block stays in cache and BLAS scores it on the calling thread: waking
+# BLAS's threads for each of larger blocks made a compact scan several times slower.
 _SCAN_BLOCK = 1024
 # Stored vectors are loaded this many at a time (normalised and encoded together).
 _BLOCK = 8192
@@ -81,7 +81,7 @@ class VectorMatrix:
 
     def _allocate(self, capacity: int, dim: int) -> np.ndarray:
         """Room for ``capacity`` rows. float32 rows are the columns of a dimensions × capacity array:
-        BLAS scores a query against those ~8% faster than against rows; a compact matrix, widened a
+        BLAS scores a query against those faster than against rows; a compact matrix, widened a
         block at a time, is read faster row by row."""
         if self.dtype == "float32":
             return np.empty((dim, capacity), dtype=np.float32).T
