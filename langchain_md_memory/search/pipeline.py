@@ -244,7 +244,7 @@ class Fused:
 
     candidates: list[Candidate]
     labels: Labels
-    cuts_merged: bool = False
+    cuts_merged: bool
 
 
 def fuse(recall: Recall, config: MemoryConfig) -> Fused:

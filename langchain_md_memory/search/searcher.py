@@ -193,9 +193,9 @@ class Searcher:
         else the idf of its informative terms."""
         index = self.indexer.index
         found = index.past_facts_on(day)
-        facts = [fact for fact, _ in found]
         if not found:
             return AsOf(day, strict)
+        facts = [fact for fact, _ in found]
         if vector is not None and self.embedder is not None:
             missing = [fact.statement for fact, stored in found if stored is None]
             fresh = iter(embed_cached(index, self.embedder, index_identity(self.embedder), missing) if missing
