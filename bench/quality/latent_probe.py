@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextvars
+import dataclasses
 import hashlib
 import sys
 from collections.abc import Sequence
@@ -96,9 +97,10 @@ def _install(latent: LatentEvidence) -> None:
         candidates = fuse(vector, keyword, **kwargs)
         if not candidates or not vector:
             return candidates
-        ranked = sorted(candidates, key=lambda c: candidate_key(c, c[4]))  # the order merge_candidates gives
-        bonus = latent.weight * latent.evidence(_QUERY.get(), [c[0].text for c in ranked])
-        return [(*c[:4], c[4] + b) for c, b in zip(ranked, bonus, strict=True)]
+        ranked = sorted(candidates, key=lambda c: candidate_key(c, c.merged_score))  # merge_candidates' order
+        bonus = latent.weight * latent.evidence(_QUERY.get(), [c.record.text for c in ranked])
+        return [dataclasses.replace(c, merged_score=c.merged_score + b)
+                for c, b in zip(ranked, bonus, strict=True)]
 
     core.retrieve = remembering  # type: ignore[assignment]
     pipeline.fused_candidates = fusing  # type: ignore[assignment]

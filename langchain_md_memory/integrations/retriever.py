@@ -34,7 +34,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..config import MemoryConfig
 from ..errors import MemoryInputError
-from ..search.history import as_of_date
+from ..search.asof import as_of_date
 from ..types import MemorySearchResult
 
 if TYPE_CHECKING:

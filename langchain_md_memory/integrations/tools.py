@@ -39,7 +39,7 @@ from ..errors import MemoryPathError, MemoryStoreError
 from ..files.facts import provenance_label
 from ..files.paths import resolve_alias
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
-from ..search.history import as_of_date
+from ..search.asof import as_of_date
 from ..text.redaction import scrub
 from ..types import Remembered
 from .prompt_context import search_answer

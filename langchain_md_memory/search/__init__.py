@@ -1,9 +1,20 @@
-"""Search stages as pure functions over plain hits, and the pipeline composing them.
+"""Search: a list of named steps, each a pure function over plain data, and the searcher around them.
 
-Stage 1 :func:`merge_candidates`, stage 2 :func:`filter_min_score`, the
-source-aware :func:`apply_source_weights`, stage 3 :func:`apply_temporal_decay`,
-stage 4 :func:`mmr_rerank`, and :func:`rank` which runs them all plus the
-top-K cut (stage 5). None of them does I/O.
+The steps, in the order they run (:mod:`.pipeline` composes them; :mod:`.searcher` does the I/O):
+
+1. recall: the vector and keyword candidates (:mod:`.retrieve`, read by the searcher)
+2. expire: facts past their ``expires:`` day leave (:mod:`.expiry`)
+3. fuse: one scored candidate a chunk (:func:`merge_candidates`, :mod:`.fusion`, :mod:`.relevance`)
+4. cut: an explicit min score (:func:`filter_min_score`)
+5. weigh: source weights and access counts (:func:`apply_source_weights`), the question's fit
+   (:mod:`.question_fit`)
+6. decay: recent logs first, newer statements before older ones (:func:`apply_temporal_decay`)
+7. MMR: near-duplicates move down (:func:`mmr_rerank`)
+8. top k
+9. restated order: a restated superseded fact below its successor (:mod:`.superseded`)
+10. as-of: the facts that held on an asked day first (:mod:`.asof`)
+
+:func:`~.pipeline.run` runs steps 2 to 10, :func:`rank` steps 3 to 8; neither does I/O.
 """
 
 from __future__ import annotations

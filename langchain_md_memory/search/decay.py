@@ -1,4 +1,4 @@
-"""Stage 3: temporal decay — recent daily and session memories count more.
+"""Step 6, decay: recent daily and session memories count more.
 
 ``multiplier = floor + (1 - floor) · exp(-ln2 / half_life_days · age_days)``:
 with the seed's ``floor=0``, 1.0 today, 0.5 at one half life, 0.25 at two. Evergreen files

@@ -1,17 +1,18 @@
 """Facts past their ``<!-- expires: YYYY-MM-DD -->`` day leave the candidates before ranking.
 
-Expiry depends on the day a search runs, so it is applied to what recall returned rather than
-baked into the index (which stays derivable from the Markdown alone). A candidate whose every
-fact has expired is dropped; one that also holds live facts keeps them, with the expired lines
-blanked out of its text (line numbers still match the file).
+Expiry depends on the day a search runs, so it is applied to what recall returned (the pipeline's
+step 2, :func:`~langchain_md_memory.search.pipeline.expire`) rather than baked into the index (which
+stays derivable from the Markdown alone). A candidate whose every fact has expired is dropped; one
+that also holds live facts keeps them, with the expired lines blanked out of its text (line numbers
+still match the file).
 
 Example:
     .. code-block:: python
 
         import datetime as dt
-        from langchain_md_memory.search.expiry import drop_expired
+        from langchain_md_memory.search.expiry import live_candidates
 
-        recall = drop_expired(recall, dt.date(2027, 2, 1))
+        keyword = live_candidates(keyword, dt.date(2027, 2, 1))
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from collections.abc import Sequence
 
 from ..files.facts import expired, normalize_fact
 from ..types import ChunkRecord
-from .pipeline import Recall
 
-__all__ = ["drop_expired", "live_text"]
+__all__ = ["holds_expiry", "live_candidates", "live_text"]
 
 
 def live_text(text: str, today: dt.date) -> str | None:
@@ -38,7 +38,15 @@ def live_text(text: str, today: dt.date) -> str | None:
     return "\n".join(kept)
 
 
-def _live(pool: Sequence[tuple[ChunkRecord, float]], today: dt.date) -> list[tuple[ChunkRecord, float]]:
+def holds_expiry(pool: Sequence[tuple[ChunkRecord, float]]) -> bool:
+    """Whether a candidate of ``pool`` carries an expiry day (most searches meet none)."""
+    return any("expires:" in record.text for record, _ in pool)
+
+
+def live_candidates(pool: Sequence[tuple[ChunkRecord, float]], today: dt.date
+                    ) -> list[tuple[ChunkRecord, float]]:
+    """``pool`` without the candidates none of whose facts is live on ``today``; the others with
+    their expired lines blanked (:func:`live_text`)."""
     out = []
     for record, score in pool:
         text = live_text(record.text, today)
@@ -46,12 +54,3 @@ def _live(pool: Sequence[tuple[ChunkRecord, float]], today: dt.date) -> list[tup
             continue
         out.append((record if text == record.text else dataclasses.replace(record, text=text), score))
     return out
-
-
-def drop_expired(recall: Recall, today: dt.date) -> Recall:
-    """``recall`` without expired facts (see the module docstring); ``recall`` itself when no
-    candidate has an expiry."""
-    if not any("expires:" in record.text for pool in (recall.vector, recall.keyword) for record, _ in pool):
-        return recall
-    vector, keyword = _live(recall.vector, today), _live(recall.keyword, today)
-    return dataclasses.replace(recall, vector=vector, keyword=keyword)

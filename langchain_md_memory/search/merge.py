@@ -1,4 +1,4 @@
-"""Stage 1 (weighted merge of the two recall paths) and stage 2 (min-score cut).
+"""Step 3 (fuse: one scored candidate a chunk from the two recall paths) and step 4 (cut: min score).
 
 Example:
     .. code-block:: python
@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from ..errors import MemoryInputError
 from ..files.facts import parse_provenance
@@ -22,9 +23,6 @@ from .fusion import FusionFunction, weighted_fusion
 
 Calibration = Callable[[str, ChunkRecord, float], float]
 """``(path, record, raw score) -> evidence``, ``path`` being ``"vector"`` or ``"keyword"``."""
-
-Candidate = tuple[ChunkRecord, float | None, float | None, Source, float]
-"""A merged chunk before it is a hit: ``(record, vector score, keyword score, source, fused score)``."""
 
 __all__ = [
     "Calibration",
@@ -41,6 +39,22 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A merged chunk before it is a hit (:func:`candidate_hit`), with the numbers its hit shows.
+
+    ``vector_score`` / ``keyword_score`` are the raw recall scores (``None``: that path did not return
+    the chunk), ``source`` says which paths did, ``merged_score`` is what the fusion made of them.
+    """
+
+    record: ChunkRecord
+    vector_score: float | None
+    keyword_score: float | None
+    source: Source
+    merged_score: float
+
 
 # A hit whose score equals the threshold up to float noise (0.7·v + 0.3·k rounding) is kept.
 _SCORE_EPSILON = 1e-12
@@ -83,8 +97,9 @@ def ranking_key(hit: MemorySearchResult) -> tuple[float, float, float, str, int,
 
 def candidate_key(candidate: Candidate, score: float) -> tuple[float, float, float, str, int, str]:
     """:func:`ranking_key` of the hit of ``candidate`` (:func:`candidate_hit`) scoring ``score``."""
-    record, vector, keyword = candidate[0], candidate[1], candidate[2]
-    return (-score, -(vector or 0.0), -(keyword or 0.0), record.path, record.start_line, record.id)
+    record = candidate.record
+    return (-score, -(candidate.vector_score or 0.0), -(candidate.keyword_score or 0.0), record.path,
+            record.start_line, record.id)
 
 
 def sort_hits(hits: Iterable[MemorySearchResult]) -> list[MemorySearchResult]:
@@ -146,24 +161,25 @@ def fused_candidates(
         v = v_entry[1] if v_entry is not None else None
         k = k_entry[1] if k_entry is not None else None
         source: Source = "keyword" if v is None else ("both" if k is not None else "vector")
-        candidates.append((entry[0], v, k, source, _clean(fused.get(chunk_id, 0.0), chunk_id, "fused")))
+        merged = _clean(fused.get(chunk_id, 0.0), chunk_id, "fused")
+        candidates.append(Candidate(entry[0], v, k, source, merged))
     return candidates
 
 
 def candidate_hit(candidate: Candidate, *, score: float | None = None, weight: float = 1.0,
                   decay: float = 1.0, relevance: float = 0.0, confident: bool = False,
                   relevance_rank: int = 0) -> MemorySearchResult:
-    """The hit of a :class:`Candidate`: its fused score is ``merged_score`` and, by default, ``score``."""
-    record, v, k, source, merged = candidate
+    """The hit of a :class:`Candidate`: its ``merged_score`` is also, by default, its ``score``."""
+    record, merged = candidate.record, candidate.merged_score
     return MemorySearchResult(
         path=record.path,
         start_line=record.start_line,
         end_line=record.end_line,
         text=record.text,
         score=merged if score is None else score,
-        vector_score=v,
-        keyword_score=k,
-        source=source,
+        vector_score=candidate.vector_score,
+        keyword_score=candidate.keyword_score,
+        source=candidate.source,
         file_kind=record.file_kind,
         decay=decay,
         merged_score=merged,

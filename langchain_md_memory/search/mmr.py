@@ -1,4 +1,4 @@
-"""Stage 4: maximal marginal relevance — relevant, and not saying the same thing twice.
+"""Step 7, MMR (maximal marginal relevance): relevant, and not saying the same thing twice.
 
 Each pick maximises ``λ·relevance − (1−λ)·max similarity to the hits already
 picked``. Relevance is the hit's score min-max normalised over the pool, so

@@ -1,15 +1,16 @@
-"""A memory's search, in one place: recall from each source, every ranking step, the hits.
+"""A memory's search, in one place: the reads around the pure :mod:`~.pipeline`.
 
-:class:`Searcher` owns the flow around the pure :func:`~.pipeline.rank`: it syncs the index first
-(a failed sync is reported, not hidden), embeds the query, recalls from its index (recovering an
-index that fails mid-use) and from each other memory searched with it (their paths under a
-prefix), drops expired facts, ranks, puts restated facts below their successors, answers as of a
-day, and counts what each step did in the funnel (``expired``, ``restated`` beside :func:`rank`'s).
+:class:`Searcher` does the search's I/O and leaves every ranking decision to
+:func:`~.pipeline.run`: it syncs the index first (a failed sync is reported, not hidden), embeds the
+query, recalls from its index (recovering an index that fails mid-use) and from each other memory
+searched with it (their paths under a prefix), reads what the steps need besides (access counts, the
+facts valid on an as-of day, the facts struck in the files the restated order asks for), labels each
+hit with the memory it came from, and records what it returned.
 
 Example:
     .. code-block:: python
 
-        ranked = mem.searcher.search("single stock limit", k=3, config=mem.config)
+        ranked = mem.searcher.search("single stock limit", max_results=3, config=mem.config)
         print(ranked.funnel, [hit.citation for hit in ranked.hits])
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -34,19 +36,19 @@ from ..errors import (
 )
 from ..files.base import DocumentStore
 from ..files.sections import superseded_statements
-from ..sync.embedding import cosines
+from ..index.scoring import NO_SUCH_TERM
+from ..sync.embedding import cosines, embed_cached
 from ..sync.indexer import Indexer, index_identity
 from ..text.redaction import scrub
 from ..types import ChunkRecord, MemorySearchResult
-from .expiry import drop_expired
-from .history import answer_as_of, asked_period
-from .pipeline import RankedResults, Recall, rank
-from .restated import restated_below_successors, successor_paths
+from .asof import AsOf, asked_period, informative_terms
+from .pipeline import RankedResults, Recall, run
 from .retrieve import QueryVector, query_vector, retrieve, started_query_vector
 
 __all__ = ["Searcher", "Source", "combined", "prefixed"]
 
 logger = logging.getLogger(__name__)
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,26 +85,19 @@ class Searcher:
         period, day, strict = asked_period(query, as_of, today)
         self.ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
         pending = self.start_query_vector(query)  # computed while keyword recall reads the index
-        recall = self.recall(query, config.candidate_multiplier * k, config, pending)
-        live = drop_expired(recall, today)
-        expired = len(recall.vector) + len(recall.keyword) - len(live.vector) - len(live.keyword)
-        ids = [r.id for r, _ in live.vector] + [r.id for r, _ in live.keyword]
+        recall = self.recall(query, config.candidate_multiplier * k, config, pending)  # step 1
+        # What the steps read besides: access counts (step 5), the facts valid on an as-of day (step 10),
+        # and, through _struck_facts, the facts struck in the files the restated order names (step 9).
+        ids = [r.id for r, _ in recall.vector] + [r.id for r, _ in recall.keyword]
         counts = self.access_counts(ids) if config.access_weight > 0 and ids else None
-        ranked = rank(live, config, max_results=2 * k if strict else k, access_counts=counts, period=period,
-                      question=query)
-        hits, restated = ranked.hits, 0
-        if config.temporal_decay.newer_first < 1.0:  # the same switch as "newer statements first"
-            hits = restated_below_successors(ranked.hits, self._struck_facts(successor_paths(ranked.hits)))
-            restated = sum(a.chunk_id != b.chunk_id for a, b in zip(hits, ranked.hits, strict=True))
-        funnel = {**ranked.funnel, "expired": expired, "restated": restated}
-        ranked = RankedResults(self._scoped(hits), funnel, ranked.degraded)
-        if day is not None:
-            ranked = answer_as_of(ranked, self.indexer.index, self.embedder, query, pending()[0], day, k,
-                                  strict)
+        asked = self._as_of(day, strict, query, pending()[0]) if day is not None else None
+        ranked = run(recall, config, question=query, today=today, max_results=k, period=period, asked=asked,
+                     access_counts=counts, struck_facts=self._struck_facts)
+        note = ranked.degraded
         if self.sync_error is not None:
             lag = f"the index could not be updated ({self.sync_error}); recent changes may be missing"
-            note = "; ".join(filter(None, [ranked.degraded, lag]))
-            ranked = RankedResults(ranked.hits, ranked.funnel, note, ranked.as_of)
+            note = "; ".join(filter(None, [note, lag]))
+        ranked = RankedResults(self._scoped(ranked.hits), ranked.funnel, note, ranked.as_of)
         if config.access_weight > 0:
             self.record_access([h.chunk_id for h in ranked.hits])
         self.indexer.freshness.start_pending()  # a periodic walk found due: after this search, not during
@@ -191,6 +186,25 @@ class Searcher:
             scope = next((s.scope for s in self.sources if hit.path.startswith(s.prefix)), "project")
             scoped.append(hit if hit.scope == scope else hit.revised(scope=scope))
         return scoped
+
+    def _as_of(self, day: dt.date, strict: bool, query: str, vector: Any) -> AsOf:
+        """The struck facts of this memory valid on ``day``, with what scores them against ``query``:
+        their vectors (those not cached yet embedded now, in one call) when the query has ``vector``,
+        else the idf of its informative terms."""
+        index = self.indexer.index
+        found = index.past_facts_on(day)
+        if not found:
+            return AsOf(day, strict)
+        facts = [fact for fact, _ in found]
+        if vector is not None and self.embedder is not None:
+            missing = [fact.statement for fact, stored in found if stored is None]
+            fresh = iter(embed_cached(index, self.embedder, index_identity(self.embedder), missing) if missing
+                         else ())
+            vectors = [next(fresh) if stored is None else stored for _, stored in found]
+            return AsOf(day, strict, facts, vectors=vectors, query_vector=vector)
+        terms = informative_terms(query)
+        idf = index.term_idf([*terms, NO_SUCH_TERM]) if terms else {}
+        return AsOf(day, strict, facts, terms=terms, idf=idf, absent_idf=idf.get(NO_SUCH_TERM, math.inf))
 
     def _read(self, path: str) -> str:
         for source in self.sources:

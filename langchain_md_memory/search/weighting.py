@@ -1,4 +1,4 @@
-"""Source-aware weights: per-file-kind multipliers and a bonus for often-returned chunks.
+"""Step 5, weigh (with :mod:`.question_fit`): per-file-kind multipliers and a bonus for often-returned chunks.
 
 ``final = merged_relevance × source_weight × access_boost × decay`` — this
 module supplies the middle two factors. With every source weight 1.0 and

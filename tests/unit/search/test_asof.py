@@ -1,13 +1,24 @@
-"""Validity intervals read from the Markdown, and the as-of day a question asks about."""
+"""Validity intervals read from the Markdown, the as-of day a question asks about, and the past facts
+an as-of answer puts first."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pytest
 
-from langchain_md_memory.search.asof import asked_day, held_on, hit_interval
-from langchain_md_memory.search.history import as_of_date
+from langchain_md_memory.files.sections import PastFact
+from langchain_md_memory.search.asof import (
+    AsOf,
+    answer_as_of,
+    as_of_date,
+    asked_day,
+    held_on,
+    hit_interval,
+    informative_terms,
+    past_scores,
+)
 from langchain_md_memory.types import MemorySearchResult
 
 TODAY = dt.date(2026, 12, 5)
@@ -68,3 +79,41 @@ def test_held_on_leaves_out_the_lines_written_after_the_day():
     assert held_on(text, "MEMORY.md", dt.date(2025, 4, 1)) == text
     assert held_on("- Rent 1,720 <!-- src: via=x 2025-04-01 -->", "MEMORY.md", dt.date(2025, 3, 1)) is None
     assert held_on("- standup moved", "2025-05-02.md", dt.date(2025, 5, 1)) is None  # the log's day
+
+
+def _fact(statement: str, line: int = 9, until: dt.date = dt.date(2026, 12, 1)) -> PastFact:
+    return PastFact("finance.md", line, f"- ~~{statement}~~ (superseded {until})", statement, None, until)
+
+
+def test_informative_terms_leave_out_the_words_of_a_date():
+    assert informative_terms("What was my rent in March 2025?") == ["in", "my", "rent", "was", "what"]
+    assert "上个月" not in informative_terms("上个月房租多少")
+
+
+def test_past_facts_score_by_cosine_when_the_search_has_vectors():
+    facts = [_fact("Rent €1,650"), _fact("Gym: Fitness Hut", line=10)]
+    asked = AsOf(TODAY, strict=True, facts=facts, vectors=[np.array([1.0, 0.0]), np.array([-0.6, 0.8])],
+                 query_vector=np.array([0.8, 0.6]))
+    assert asked.by_vector
+    assert past_scores(asked) == pytest.approx([0.8, 0.0])  # a negative cosine counts as none
+
+
+def test_past_facts_score_by_the_share_of_informative_term_weight_they_hold_without_vectors():
+    facts = [_fact("Rent €1,650 for the flat"), _fact("Gym: Fitness Hut", line=10)]
+    asked = AsOf(TODAY, strict=True, facts=facts, terms=["flat", "nowhere", "rent"],
+                 idf={"flat": 1.0, "nowhere": 5.0, "rent": 3.0}, absent_idf=5.0)
+    assert not asked.by_vector
+    assert past_scores(asked) == pytest.approx([1.0, 0.0])  # a term no note holds weighs nothing
+    assert past_scores(AsOf(TODAY, strict=True)) == []
+
+
+def test_a_day_read_from_the_question_that_adds_no_past_fact_leaves_the_hits_as_they_are():
+    hits = [_hit("MEMORY.md", "- Rent €1,720 <!-- src: via=x 2026-12-01 -->")]
+    assert answer_as_of(hits, AsOf(dt.date(2026, 6, 1), strict=False), 5) is hits
+    strict = answer_as_of(hits, AsOf(dt.date(2026, 6, 1), strict=True), 5)
+    assert strict == []  # asked for that day: the line was not written yet
+    fact = _fact("Rent €1,650")
+    answered = answer_as_of(hits, AsOf(dt.date(2026, 6, 1), strict=False, facts=[fact], terms=["rent"],
+                                       idf={"rent": 2.0}, absent_idf=4.0), 5)
+    assert [h.chunk_id for h in answered] == ["past:finance.md#L9", ""]
+    assert answered[1].valid_from == "2026-12-01"

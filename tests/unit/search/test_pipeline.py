@@ -1,4 +1,4 @@
-"""rank(): the five stages composed, funnel counts, overrides, degradation."""
+"""rank() and run(): the steps composed, funnel counts, overrides, degradation; and each step alone."""
 
 from __future__ import annotations
 
@@ -10,9 +10,24 @@ import pytest
 
 from langchain_md_memory.config import SEED_RANKING, MemoryConfig
 from langchain_md_memory.files.paths import file_kind
+from langchain_md_memory.files.sections import PastFact
 from langchain_md_memory.search import FUNNEL_STAGES, Recall, rank
-from langchain_md_memory.types import ChunkRecord
-from tests.support.hits import make_record
+from langchain_md_memory.search.asof import AsOf
+from langchain_md_memory.search.pipeline import (
+    RankedResults,
+    as_of,
+    cut,
+    decay,
+    expire,
+    fuse,
+    mmr,
+    restated_order,
+    run,
+    top_k,
+    weigh,
+)
+from langchain_md_memory.types import ChunkRecord, MemorySearchResult
+from tests.support.hits import make_hit, make_record
 
 NOW = dt.datetime(2026, 3, 31, 0, 0, 0)
 # The seed's merge (raw weighted sum, min_score on it): these tests check its formulas number by number.
@@ -189,3 +204,144 @@ def test_rank_is_deterministic_across_calls() -> None:
     first = rank(near_duplicates(), MemoryConfig(), now=NOW)
     second = rank(near_duplicates(), MemoryConfig(), now=NOW)
     assert first == second
+
+
+# The steps one by one: each a pure function of plain data (run() and rank() compose them).
+
+
+def test_expire_drops_candidates_whose_every_fact_expired_and_counts_them() -> None:
+    gone = record("gone", text="- Parking permit 4411 <!-- expires: 2026-03-01 -->")
+    mixed = record("mixed", text="- Desk 12\n- Badge 9 <!-- expires: 2026-03-01 -->")
+    live = record("live", text="- Tea: sencha")
+    recall = Recall(vector=[(gone, 0.9), (mixed, 0.8)], keyword=[(gone, 1.0), (live, 0.5)])
+    kept, expired = expire(recall, NOW.date())
+    assert expired == 2
+    assert [(r.id, s) for r, s in kept.vector] == [("mixed", 0.8)]
+    assert kept.vector[0][0].text == "- Desk 12\n"  # the expired line blanked, the lines still numbered
+    assert [r.id for r, _ in kept.keyword] == ["live"]
+
+
+def test_expire_hands_back_the_same_recall_when_nothing_carries_an_expiry() -> None:
+    recall = known_recall()
+    assert expire(recall, NOW.date()) == (recall, 0)
+    assert expire(recall, NOW.date())[0] is recall
+
+
+def test_fuse_makes_one_named_candidate_per_chunk_in_recall_order() -> None:
+    fused = fuse(known_recall(), SEED)
+    assert [c.record.id for c in fused.candidates] == ["a", "b", "c", "d", "e"]
+    a, e = fused.candidates[0], fused.candidates[4]
+    assert (a.vector_score, a.keyword_score, a.source) == (0.9, 0.8, "both")
+    assert a.merged_score == pytest.approx(0.7 * 0.9 + 0.3 * 0.8)
+    assert (e.vector_score, e.keyword_score, e.source) == (None, 0.9, "keyword")
+    with pytest.raises(AttributeError):
+        a.merged_score = 1.0  # type: ignore[misc]
+
+
+def test_cut_keeps_every_candidate_by_default_and_cuts_relevance_or_the_seeds_merged_score() -> None:
+    recall = Recall(vector=[], keyword=[(record("full", text="bond ladder"), 1.0),
+                                        (record("half", text="bond funds"), 0.5)], terms=("bond", "ladder"))
+    assert cut(fuse(recall, MemoryConfig()), None) == [0, 1]
+    assert cut(fuse(recall, MemoryConfig()), 0.9) == [0]  # relevance: coverage and BM25 both full
+    assert cut(fuse(known_recall(), SEED), 0.1) == [0, 1, 4]  # a, b, e: merged score at least 0.1
+
+
+def test_weigh_multiplies_source_weight_and_question_fit_into_score_and_weight() -> None:
+    recall = Recall(vector=[(record("s", path="sessions/chat.md", text="Ann: Where did we go?"), 0.8),
+                            (record("m", text="- Porto, in May."), 0.6)], keyword=[])
+    config = SEED.merged(source_weights={"session": 0.5}, question_weight=0.8)
+    fused = fuse(recall, config)
+    weighed = weigh(fused, [0, 1], config, access_counts=None, period=None, question="where did we go?")
+    assert weighed.kept == [0, 1]
+    assert weighed.weight == pytest.approx([0.5 * 0.8, 1.0])
+    assert weighed.score == pytest.approx([0.8 * 0.5 * 0.8, 0.6])
+    assert weighed.decay == [1.0, 1.0]
+
+
+def test_decay_scales_dated_candidates_and_ranks_them_best_first() -> None:
+    old, today = record("old", path="2026-03-01.md"), record("today", path="2026-03-31.md")
+    recall = Recall(vector=[(old, 0.9), (today, 0.6)], keyword=[])
+    fused = fuse(recall, SEED)
+    weighed = weigh(fused, [0, 1], SEED, access_counts=None, period=None, question="")
+    ranking = decay(fused, weighed, SEED.temporal_decay.model_copy(update={"half_life_days": 30}), NOW)
+    assert ranking.scored.decay == pytest.approx([0.5, 1.0])
+    hits = ranking.head(5)
+    assert [(h.chunk_id, h.relevance_rank) for h in hits] == [("today", 1), ("old", 2)]
+    assert hits[1].score == pytest.approx(0.45) and hits[1].decay == pytest.approx(0.5)
+    assert ranking.lowest == pytest.approx(0.45)
+    assert len(ranking.head(1)) == 1
+
+
+def test_mmr_reorders_only_the_pool_and_top_k_takes_the_first_k() -> None:
+    config = SEED.merged(max_results=2, mmr={"pool_multiplier": 3})
+    fused = fuse(near_duplicates(), config)
+    kept = cut(fused, config.min_score)
+    ranking = decay(fused, weigh(fused, kept, config, access_counts=None, period=None, question=""),
+                    config.temporal_decay, NOW)
+    pool, reranked = mmr(ranking, config.mmr, {}, 2)
+    assert [h.chunk_id for h in pool] == ["dup1", "dup2", "dup3", "distinct", "noise"]
+    assert [h.chunk_id for h in top_k(reranked, 2)] == ["dup1", "distinct"]
+    off, same = mmr(ranking, config.mmr.model_copy(update={"enabled": False}), {}, 2)
+    assert same is off
+
+
+def _restating() -> list[MemorySearchResult]:
+    stale = make_hit("stale", 0.9, path="memory/2026-07-01.md", file_kind="daily", relevance=0.7,
+                     text="- Keys for the Arroios flat picked up. Rent €1,650, deposit paid.")
+    new = make_hit("new", 0.5, path="finance.md", relevance=0.6, provenance=("via=supersede 2026-12-01",),
+                   text="## Home\n- Rent €1,720 (Arroios flat) since the March renewal, utilities about "
+                        "€140. <!-- src: via=supersede 2026-12-01 -->")
+    return [stale, new]
+
+
+OLD_RENT = ("Rent €1,650 (Arroios flat), utilities about €140.", dt.date(2026, 12, 1))
+
+
+def test_restated_order_asks_for_the_struck_facts_of_the_files_named_and_counts_the_moves() -> None:
+    asked: list[set[str]] = []
+
+    def struck(paths: set[str]) -> dict[str, list[tuple[str, dt.date]]]:
+        asked.append(paths)
+        return {"finance.md": [OLD_RENT]}
+
+    hits, moved = restated_order(_restating(), struck, 0.8)
+    assert [h.chunk_id for h in hits] == ["new", "stale"] and moved == 2
+    assert asked == [{"finance.md"}]
+    hits, moved = restated_order(_restating(), struck, 1.0)  # off: nothing read, nothing moved
+    assert [h.chunk_id for h in hits] == ["stale", "new"] and moved == 0
+    assert len(asked) == 1
+
+
+def test_as_of_puts_the_facts_that_held_then_first_and_records_the_day() -> None:
+    day = dt.date(2026, 6, 1)
+    fact = PastFact("finance.md", 9, "- ~~Rent €1,650~~ (superseded 2026-12-01)", "Rent €1,650", None,
+                    dt.date(2026, 12, 1))
+    current = make_hit("now", 0.8, path="finance.md", text="- Rent €1,720", keyword_score=0.8,
+                       vector_score=None, source="keyword")
+    ranked = RankedResults([current], {"top_k": 1, "expired": 0}, None)
+    asked = AsOf(day, strict=False, facts=[fact], terms=["rent"], idf={"rent": 2.0}, absent_idf=5.0)
+    answered = as_of(ranked, asked, 3)
+    assert [h.chunk_id for h in answered.hits] == ["past:finance.md#L9", "now"]
+    assert answered.hits[0].valid_until == "2026-12-01" and answered.as_of == day
+    assert answered.funnel == {"top_k": 2, "expired": 0}
+
+
+def test_run_is_expire_rank_restated_order_and_as_of_with_their_counts() -> None:
+    gone = record("gone", text="- Old code 1234 <!-- expires: 2026-01-01 -->")
+    recall = Recall(vector=[(gone, 0.95), *known_recall().vector], keyword=list(known_recall().keyword))
+    ranked = run(recall, SEED.merged(max_results=2), question="", today=NOW.date(), now=NOW)
+    assert list(ranked.funnel) == [*FUNNEL_STAGES, "expired", "restated"]
+    assert (ranked.funnel["expired"], ranked.funnel["restated"]) == (1, 0)
+    assert [h.chunk_id for h in ranked.hits] == ["a", "b"] and ranked.as_of is None
+    alone = rank(expire(recall, NOW.date())[0], SEED.merged(max_results=2), now=NOW)
+    assert ranked.hits == alone.hits
+
+
+def test_a_strict_as_of_ranks_twice_as_many_before_keeping_what_was_written_by_its_day() -> None:
+    logs = [(record(f"c{i}", path=f"2026-03-{10 + i}.md"), 0.8 + i * 0.01) for i in range(8)]  # newer: better
+    config = MemoryConfig(max_results=2, mmr={"enabled": False}, temporal_decay={"enabled": False})
+    asked = AsOf(dt.date(2026, 3, 15), strict=True)
+    ranked = run(Recall(vector=logs, keyword=[]), config, question="", today=NOW.date(), asked=asked, now=NOW)
+    # The four best (2 × 2) are the logs of 17 to 14 March; those of the 16th and 17th were not written yet.
+    assert [h.chunk_id for h in ranked.hits] == ["c5", "c4"]
+    assert ranked.funnel["top_k"] == 2 and ranked.as_of == dt.date(2026, 3, 15)

@@ -29,10 +29,10 @@ from langchain_md_memory.search import (
     mmr_rerank,
     rank,
 )
-from langchain_md_memory.search.focus import apply_question_focus
 from langchain_md_memory.search.fusion import resolve_fusion, weighted_fusion
 from langchain_md_memory.search.periods import Period
 from langchain_md_memory.search.pipeline import FUNNEL_STAGES, RankedResults
+from langchain_md_memory.search.question_fit import apply_question_fit
 from langchain_md_memory.search.relevance import (
     CONFIDENT_RELEVANCE,
     Coverage,
@@ -92,9 +92,9 @@ def staged_rank(recall: Recall, config: MemoryConfig, *, max_results: int, now: 
     weighted = apply_source_weights(
         filtered, weights={"evergreen": sw.evergreen, "daily": sw.daily, "session": sw.session},
         access_counts=access_counts, access_weight=config.access_weight)
-    focused = apply_question_focus(weighted, period=period, question_weight=config.question_weight,
-                                   period_weight=config.period_weight, question=question,
-                                   speaker_weight=config.speaker_weight)
+    focused = apply_question_fit(weighted, period=period, question_weight=config.question_weight,
+                                 period_weight=config.period_weight, question=question,
+                                 speaker_weight=config.speaker_weight)
     decay = config.temporal_decay
     decayed = apply_temporal_decay(focused, half_life_days=decay.half_life_days, now=now,
                                    enabled=decay.enabled, floor=decay.floor, newer_first=decay.newer_first,

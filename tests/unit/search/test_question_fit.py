@@ -7,14 +7,14 @@ import datetime as dt
 
 import pytest
 
-from langchain_md_memory.search.focus import (
-    apply_question_focus,
+from langchain_md_memory.search.periods import Period
+from langchain_md_memory.search.question_fit import (
+    apply_question_fit,
     asks_only,
     named_speaker,
     outside_period,
     speaker,
 )
-from langchain_md_memory.search.periods import Period
 from tests.support.hits import make_hit
 
 
@@ -34,7 +34,7 @@ def test_a_hit_asks_only_when_its_last_line_of_prose_is_a_question(text: str, as
 def test_a_question_only_hit_scores_less_and_the_answer_rises_above_it() -> None:
     question = make_hit("q", 0.9, text="Joanna: What's your favourite dish from the show?")
     answer = make_hit("a", 0.8, text="Nate: Coconut milk ice cream, it's dairy-free.")
-    ranked = apply_question_focus([question, answer], period=None, question_weight=0.8, period_weight=0.5)
+    ranked = apply_question_fit([question, answer], period=None, question_weight=0.8, period_weight=0.5)
     assert [hit.chunk_id for hit in ranked] == ["a", "q"]
     assert ranked[1].score == pytest.approx(0.72) and ranked[1].weight == pytest.approx(0.8)
 
@@ -44,8 +44,8 @@ def test_hits_dated_outside_the_named_period_score_less_undated_ones_not() -> No
     october = make_hit("oct", 0.9, text="Joanna (8 pm on 25 October, 2022): watch the movie!")
     reported = make_hit("may", 0.6, text="Joanna (11 am on 2 May, 2022): watched the trilogy last night")
     rule = make_hit("rule", 0.5, text="- Movies on Fridays only")
-    ranked = apply_question_focus([october, reported, rule], period=may, question_weight=1.0,
-                                  period_weight=0.5)
+    ranked = apply_question_fit([october, reported, rule], period=may, question_weight=1.0,
+                                period_weight=0.5)
     assert [hit.chunk_id for hit in ranked] == ["may", "rule", "oct"]
     assert outside_period(october, may) and not outside_period(reported, may)
     assert not outside_period(rule, may)  # undated: no date to hold against the period
@@ -60,8 +60,8 @@ def test_a_daily_log_is_dated_by_its_file() -> None:
 
 def test_nothing_changes_when_no_weight_applies() -> None:
     hits = [make_hit("a", 0.9, text="- a fact"), make_hit("b", 0.5, text="- another")]
-    assert apply_question_focus(hits, period=None, question_weight=0.8, period_weight=0.5) == hits
-    assert apply_question_focus(hits, period=None, question_weight=1.0, period_weight=1.0)[0] is hits[0]
+    assert apply_question_fit(hits, period=None, question_weight=0.8, period_weight=0.5) == hits
+    assert apply_question_fit(hits, period=None, question_weight=1.0, period_weight=1.0)[0] is hits[0]
 
 
 @pytest.mark.parametrize(("text", "who"), [
@@ -93,11 +93,11 @@ def test_lines_another_speaker_says_score_less_and_the_named_speakers_line_rises
     other = make_hit("c", 0.9, text="Caroline (8 May, 2023): Wow, Melanie, you paint sunrises too?")
     own = make_hit("m", 0.8, text="Melanie (8 May, 2023): Yeah, I painted that lake last year!")
     note = make_hit("n", 0.7, text="- painting classes on Tuesdays")
-    ranked = apply_question_focus([other, own, note], period=None, question_weight=1.0, period_weight=1.0,
-                                  question="When did Melanie paint a sunrise?", speaker_weight=0.7)
+    ranked = apply_question_fit([other, own, note], period=None, question_weight=1.0, period_weight=1.0,
+                                question="When did Melanie paint a sunrise?", speaker_weight=0.7)
     assert [hit.chunk_id for hit in ranked] == ["m", "n", "c"]
     assert ranked[2].score == pytest.approx(0.63) and ranked[2].weight == pytest.approx(0.7)
     assert ranked[1] is note  # no speaker: left alone
-    off = apply_question_focus([other, own], period=None, question_weight=1.0, period_weight=1.0,
-                               question="When did Melanie paint a sunrise?", speaker_weight=1.0)
+    off = apply_question_fit([other, own], period=None, question_weight=1.0, period_weight=1.0,
+                             question="When did Melanie paint a sunrise?", speaker_weight=1.0)
     assert [hit.chunk_id for hit in off] == ["c", "m"]

@@ -1,5 +1,7 @@
 """A dated hit that restates a superseded fact ranks below the hit holding its replacement.
 
+The pipeline's step 9 (:func:`~langchain_md_memory.search.pipeline.restated_order`), after top k.
+
 ``supersede`` strikes the old fact under its file's ``## History`` (never indexed), but a daily
 log or session written before that day may still say the old thing ("on-call moves to a biweekly
 rotation"), and nothing in the log itself says it is out of date. Given the facts superseded in

@@ -1,6 +1,7 @@
-"""What the question asks for weighs hits: an answer over a question, the period and the person it names.
+"""How well a hit fits what the question asks: an answer over a question, the period and the person it names.
 
-Three multipliers, applied with the source weights (before decay) and recorded in a hit's ``weight``:
+Three multipliers, applied with the source weights (the pipeline's step 5, weigh) and recorded in a
+hit's ``weight``:
 
 - **a question is not an answer.** A hit whose text only asks something ("Where did you go on
   that road trip?", a user's question kept in a transcript) shares the words of a question about
@@ -22,7 +23,7 @@ turns of a question naming one speaker are that speaker's, against 71% of the ot
 Example:
     .. code-block:: python
 
-        from langchain_md_memory.search.focus import asks_only
+        from langchain_md_memory.search.question_fit import asks_only, speaker
 
         assert asks_only("Maria (2:05 pm on 3 March, 2023): Wow! Where did you go?\\n[image: a lake]")
         assert not asks_only("- Should I refinance? Decided: keep the fixed rate.")
@@ -44,8 +45,8 @@ from .decay import hit_day
 from .periods import REPORTED_WITHIN_DAYS, Period, text_day
 from .weighting import reweighted
 
-__all__ = ["Focus", "apply_question_focus", "asks_only", "dated_outside", "named_speaker", "outside_period",
-           "speaker"]
+__all__ = ["QuestionFit", "apply_question_fit", "asks_only", "dated_outside", "named_speaker",
+           "outside_period", "speaker"]
 
 _NOT_PROSE = re.compile(r"^\s*(?:#|\[[^\]]*\]\s*$|<!--)")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -109,8 +110,8 @@ def dated_outside(text: str, day: dt.date | None, period: Period) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class Focus:
-    """The multipliers of :func:`apply_question_focus` for one question over one set of hits.
+class QuestionFit:
+    """The multipliers of :func:`apply_question_fit` for one question over one set of hits.
 
     ``who`` is the one speaker of the hits the question names (:func:`named_speaker`), if any.
     """
@@ -123,8 +124,8 @@ class Focus:
 
     @classmethod
     def asked(cls, question: str, speakers: Iterable[str | None], *, question_weight: float,
-              period: Period | None, period_weight: float, speaker_weight: float) -> Focus:
-        """The focus of ``question`` over hits said by ``speakers`` (:func:`speaker` of each hit)."""
+              period: Period | None, period_weight: float, speaker_weight: float) -> QuestionFit:
+        """The fit to ``question`` over hits said by ``speakers`` (:func:`speaker` of each hit)."""
         return cls(question_weight, period, period_weight, _one_named(question, speakers), speaker_weight)
 
     @property
@@ -145,7 +146,7 @@ class Focus:
         return factor
 
 
-def apply_question_focus(
+def apply_question_fit(
     hits: Iterable[MemorySearchResult], *, period: Period | None, question_weight: float,
     period_weight: float, question: str = "", speaker_weight: float = 1.0,
 ) -> list[MemorySearchResult]:
@@ -157,7 +158,7 @@ def apply_question_focus(
     """
     hits = list(hits)
     said_by = {hit.chunk_id: speaker(hit.text) for hit in hits} if question and speaker_weight != 1.0 else {}
-    focus = Focus.asked(question, said_by.values(), question_weight=question_weight, period=period,
-                        period_weight=period_weight, speaker_weight=speaker_weight)
-    return reweighted(hits, lambda hit: focus.factor(hit.text, said_by.get(hit.chunk_id),
-                                                     hit_day(hit) if focus.dated else None))
+    fit = QuestionFit.asked(question, said_by.values(), question_weight=question_weight, period=period,
+                            period_weight=period_weight, speaker_weight=speaker_weight)
+    return reweighted(hits, lambda hit: fit.factor(hit.text, said_by.get(hit.chunk_id),
+                                                   hit_day(hit) if fit.dated else None))

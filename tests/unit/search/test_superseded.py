@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from langchain_md_memory.files.sections import supersede_in, superseded_statements
-from langchain_md_memory.search.restated import restated_below_successors, successor_paths
+from langchain_md_memory.search.superseded import restated_below_successors, successor_paths
 from tests.support.hits import make_hit
 
 DAY = dt.date(2026, 12, 1)
