@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     model = LocalEmbeddings()
     model.embed_documents(["warm-up"])  # the weights load once per process, outside both timings
-    batch = MemoryConfig().embedding_batch_size
+    batch = MemoryConfig().embedding.batch_size
     builds: list[float] = []
     floors: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-build-model-") as tmp:

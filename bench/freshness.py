@@ -36,7 +36,7 @@ with MarkdownMemory(folder, embeddings="none", watch=watch) as mem:
     mem.search("bond ladder")  # the first search syncs; later ones only check
     checks, searches = [], []
     for _ in range(repeats):
-        t = time.perf_counter(); mem.indexer.sync_if_needed(); checks.append(time.perf_counter() - t)
+        t = time.perf_counter(); mem._indexer.sync_if_needed(); checks.append(time.perf_counter() - t)
         t = time.perf_counter(); mem.search("bond ladder rebalance"); searches.append(time.perf_counter() - t)
 import langchain_md_memory
 print(json.dumps({"check_ms": statistics.median(checks) * 1000,

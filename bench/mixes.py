@@ -110,8 +110,8 @@ def _build(root: Path, emb: HashingEmbeddings, cfg: MemoryConfig) -> dict[str, A
     texts = [embed_text(*row) for row in rows]
     floor = HashingEmbeddings()
     started = time.perf_counter()
-    for start in range(0, len(texts), cfg.embedding_batch_size):
-        floor.embed_documents(texts[start : start + cfg.embedding_batch_size])
+    for start in range(0, len(texts), cfg.embedding.batch_size):
+        floor.embed_documents(texts[start : start + cfg.embedding.batch_size])
     floor_s = time.perf_counter() - started
     return {"build_s": round(build_s, 2), "embedding_floor_s": round(floor_s, 2),
             "build_over_floor": round(build_s / floor_s, 2) if floor_s else None,
@@ -125,11 +125,11 @@ def bench_mixes(n: int, workdir: Path, *, files: int = FILES, per_mix: int = 20,
     layout = write_memory(root, n, sections_per_file=max(1, n // files), vocabulary_size=VOCABULARY,
                           identifiers=IDENTIFIERS)
     emb = HashingEmbeddings()
-    cfg = MemoryConfig(vector_dtype=vector_dtype)
+    cfg = MemoryConfig(index={"vector_dtype": vector_dtype})
     out: dict[str, Any] = {"chunks": n, "files": len(layout.files), "vector_dtype": vector_dtype,
                            "build": _build(root, emb, cfg)}
     queries = mix_queries(layout, per_mix)
-    pool = cfg.candidate_multiplier * cfg.max_results
+    pool = cfg.ranking.candidate_multiplier * cfg.max_results
     with MarkdownMemory(root, embeddings=emb, config=cfg) as mem, \
             MarkdownMemory(root, embeddings=emb, config=cfg, watch=True) as watched:
         index_path = mem.index.path
@@ -158,7 +158,7 @@ def _one_mix(mem: MarkdownMemory, watched: MarkdownMemory, floor: NumpyFloor, in
         v = emb.embed_array(q)
         for name, memory in (("hybrid", mem), ("hybrid_watched", watched))[:: 1 if i % 2 else -1]:
             times[name].append(_timed(memory.search, q))
-            memory.indexer.freshness.wait()  # a periodic walk the search started: not in the next timing
+            memory._indexer.freshness.wait()  # a periodic walk the search started: not in the next timing
         times["b"].append(_timed(floor.top_k, v, pool))
         ours = [rowid for rowid, _ in mem.index.nearest(v, pool)]
         vector_agreement.append(floor.agreement(v, ours, pool))
@@ -184,7 +184,8 @@ def _one_mix(mem: MarkdownMemory, watched: MarkdownMemory, floor: NumpyFloor, in
 
 def probe_mixes(root: str, vector_dtype: str, queries: dict[str, list[str]]) -> dict[str, Any]:
     """In a fresh process: open the memory, run every query; RSS after open and the peak (``VmHWM``)."""
-    with MarkdownMemory(root, embeddings=HashingEmbeddings(), config={"vector_dtype": vector_dtype}) as mem:
+    config = {"index": {"vector_dtype": vector_dtype}}
+    with MarkdownMemory(root, embeddings=HashingEmbeddings(), config=config) as mem:
         opened = _status_mb("VmRSS")
         started = time.perf_counter()
         for qs in queries.values():

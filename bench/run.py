@@ -192,7 +192,7 @@ def bench_size(n: int, workdir: Path, *, queries: int, spec_queries: int,
 
         qs = make_queries(layout, queries)
         qvecs = [emb.embed_array(q) for q in qs]
-        pool = cfg.candidate_multiplier * cfg.max_results
+        pool = cfg.ranking.candidate_multiplier * cfg.max_results
         index_path = mem.index.path
         for q in qs[:3]:  # warm caches, as a long-running agent would have them
             mem.search(q)
@@ -303,7 +303,7 @@ def _interleaved(
         # measurement (the other memory's search, the floor), and timed on its own (below).
         for name, memory in (("hybrid", mem), ("hybrid_watched", watched))[:: 1 if i % 2 else -1]:
             times[name].append(_timed(memory.search, q))
-            memory.indexer.freshness.wait()
+            memory._indexer.freshness.wait()
         times["b"].append(_timed(floor.top_k, v, pool))
         # Exactness against the baselines: plain cosines (a two-script memory's search offsets them).
         ours = mem.index.nearest(v, pool)
@@ -345,7 +345,7 @@ def _interleaved(
 
 def _walk_times(mem: MarkdownMemory) -> list[float]:
     """The durations (ms) of the folder walks ``mem`` makes from now on, in a list filled as they happen."""
-    check, times = mem.indexer.freshness, []
+    check, times = mem._indexer.freshness, []
     walk = check.walk
 
     def timed() -> dict[str, tuple[int, int]]:
@@ -602,7 +602,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "at --sizes (default 12000,100000) in --files files; see bench.mixes")
     parser.add_argument("--files", type=int, default=FILES, help="with --mixes: files per memory")
     parser.add_argument("--vector-dtype", default="float32", choices=("float32", "float16", "int8"),
-                        help="with --mixes: MemoryConfig(vector_dtype=...)")
+                        help="with --mixes: MemoryConfig(index={'vector_dtype': ...})")
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     parser.add_argument("--mixes-probe", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -35,19 +35,15 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langchain_md_memory import (
-    FINANCE_PROMPTS,
-    MarkdownMemory,
-    create_memory_flush_node,
-    create_memory_tools,
-    create_session_context_node,
-)
+from langchain_md_memory import MarkdownMemory, create_memory_tools
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.nodes import (
     MemoryState,
     create_post_compaction_node,
     create_recall_node,
 )
+from langchain_md_memory.langgraph import create_memory_flush_node, create_session_context_node
+from langchain_md_memory.prompts import FINANCE_PROMPTS
 
 SAMPLE = Path(__file__).resolve().parent / "memory"
 FLUSH_TOKENS = 1000

@@ -17,110 +17,76 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
-    BackendConnectionError,
-    BackendSchemaError,
-    EmbeddingError,
-    IndexBusyError,
-    IndexDamagedError,
-    MemoryIndexError,
-    MemoryInputError,
-    MemoryPathError,
-    MemoryStoreError,
-)
-from .types import MemorySearchResult, ProgressEvent
+from .errors import MemoryStoreError
+from .types import MemorySearchResult
 
 if TYPE_CHECKING:
-    from .config import SEED_RANKING, MemoryConfig
-    from .features.dream import DreamResult
-    from .features.transcripts import create_session_log_node, write_session_log
-    from .integrations.basestore import MarkdownBaseStore
+    from .config import MemoryConfig
     from .integrations.claude_middleware import (
         MarkdownClaudeMemoryMiddleware as MarkdownClaudeMemoryMiddleware,
     )
     from .integrations.middleware import MarkdownMemoryMiddleware as MarkdownMemoryMiddleware
-    from .integrations.nodes import (
-        MemoryState,
-        create_dream_node,
-        create_memory_flush_node,
-        create_post_compaction_node,
-        create_recall_node,
-        create_session_context_node,
-    )
     from .integrations.retriever import MarkdownMemoryRetriever
     from .integrations.tools import create_memory_tools
     from .memory import MarkdownMemory, ProjectMemory
-    from .prompts import DEFAULT_PROMPTS, FINANCE_PROMPTS, MemoryPrompts
+    from .prompts import MemoryPrompts
 
 __version__ = "0.2.0"
 """The package version (``pyproject.toml`` reads it from here)."""
 
 __all__ = [
-    "DEFAULT_PROMPTS",
-    "FINANCE_PROMPTS",
-    "SEED_RANKING",
-    "BackendConnectionError",
-    "BackendSchemaError",
-    "DreamResult",
-    "EmbeddingError",
-    "IndexBusyError",
-    "IndexDamagedError",
-    "MarkdownBaseStore",
     "MarkdownMemory",
     "MarkdownMemoryRetriever",
     "MemoryConfig",
-    "MemoryIndexError",
-    "MemoryInputError",
-    "MemoryPathError",
     "MemoryPrompts",
     "MemorySearchResult",
-    "MemoryState",
     "MemoryStoreError",
-    "ProgressEvent",
     "ProjectMemory",
-    "create_dream_node",
-    "create_memory_flush_node",
     "create_memory_tools",
-    "create_post_compaction_node",
-    "create_recall_node",
-    "create_session_context_node",
-    "create_session_log_node",
-    "write_session_log",
 ]
+"""What a first user constructs. The middleware (``MarkdownMemoryMiddleware``,
+``MarkdownClaudeMemoryMiddleware``) is here too, outside ``__all__``: it needs the ``agents`` or
+``anthropic`` extra, and ``import *`` must work without it. LangGraph parts live in
+:mod:`langchain_md_memory.langgraph`, errors in :mod:`langchain_md_memory.errors`."""
 
 # Loaded on first use: the memory and its integrations import pydantic, numpy, LangChain and
 # LangGraph, which `md-memory --help` (and a program that only catches our errors) never needs.
 _LAZY = {
     "MemoryConfig": ".config",
-    "SEED_RANKING": ".config",
     "MemoryPrompts": ".prompts",
-    "DEFAULT_PROMPTS": ".prompts",
-    "FINANCE_PROMPTS": ".prompts",
     "MarkdownMemory": ".memory",
     "ProjectMemory": ".memory",
     "MarkdownMemoryRetriever": ".integrations.retriever",
-    "MarkdownBaseStore": ".integrations.basestore",
     "create_memory_tools": ".integrations.tools",
-    "create_session_context_node": ".integrations.nodes",
-    "create_memory_flush_node": ".integrations.nodes",
-    "create_recall_node": ".integrations.nodes",
-    "create_post_compaction_node": ".integrations.nodes",
-    "MemoryState": ".integrations.nodes",
-    # Not in __all__: it needs the `agents` extra (langchain), and `import *` must work without it.
     "MarkdownMemoryMiddleware": ".integrations.middleware",
-    # Not in __all__ either: it needs the `anthropic` extra (langchain).
     "MarkdownClaudeMemoryMiddleware": ".integrations.claude_middleware",
-    "create_session_log_node": ".features.transcripts",
-    "write_session_log": ".features.transcripts",
-    "DreamResult": ".features.dream",
-    "create_dream_node": ".integrations.nodes",
 }
+
+MOVED = {
+    **dict.fromkeys(["MarkdownBaseStore", "MemoryState", "create_dream_node", "create_memory_flush_node",
+                     "create_post_compaction_node", "create_recall_node", "create_session_context_node",
+                     "create_session_log_node", "write_session_log"], "langchain_md_memory.langgraph"),
+    **dict.fromkeys(["BackendConnectionError", "BackendSchemaError", "EmbeddingError", "IndexBusyError",
+                     "IndexDamagedError", "MemoryIndexError", "MemoryInputError", "MemoryPathError"],
+                    "langchain_md_memory.errors"),
+    "SEED_RANKING": "langchain_md_memory.config",
+    **dict.fromkeys(["DEFAULT_PROMPTS", "FINANCE_PROMPTS"], "langchain_md_memory.prompts"),
+    "DreamResult": "langchain_md_memory.features.dream",
+    "ProgressEvent": "langchain_md_memory.types",
+}
+"""Names that left the top level, and their home: importing one from here still works until 0.4,
+with a ``DeprecationWarning`` naming it."""
 
 
 def __getattr__(name: str) -> Any:
+    if (home := MOVED.get(name)) is not None:
+        warnings.warn(f"langchain_md_memory.{name} is deprecated here: import it from {home} "
+                      "(this import works until 0.4)", DeprecationWarning, stacklevel=2)
+        return getattr(import_module(home), name)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'langchain_md_memory' has no attribute {name!r}")

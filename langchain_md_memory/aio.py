@@ -51,7 +51,7 @@ FILE_PARAMETERS = ("file", "path")
 class Routed(Protocol):
     """What :func:`routed` needs of a memory: its documents and the route of a file."""
 
-    documents: Documents
+    _documents: Documents
 
     def _route(self, file: str) -> tuple[Routed, str, str]: ...
 
@@ -78,7 +78,7 @@ def routed(op: Callable[Concatenate[Documents, _P], _R], *, paths_out: bool = Fa
         bound.apply_defaults()
         mem, inner, prefix = self._route(bound.arguments[name])
         bound.arguments[name] = inner
-        result: Any = op(mem.documents, *bound.args[1:], **bound.kwargs)
+        result: Any = op(mem._documents, *bound.args[1:], **bound.kwargs)
         if paths_out and prefix:  # a path, or what ``remember`` did with the paths in it
             return cast(_R, prefix + result if isinstance(result, str) else result.prefixed(prefix))
         return cast(_R, result)
@@ -91,7 +91,7 @@ def owned(op: Callable[Concatenate[Documents, _P], _R]) -> Callable[Concatenate[
     """``op`` on this memory's own documents (a method that names no file)."""
     @functools.wraps(op)
     def forward(self: Routed, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return op(self.documents, *args, **kwargs)
+        return op(self._documents, *args, **kwargs)
 
     return forward
 

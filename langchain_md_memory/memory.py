@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -27,7 +28,7 @@ from .files.projects import GLOBAL_PREFIX, ProjectIdentity, layered_context, mem
 from .files.session_context import SessionContext, build_session_context
 from .files.store import MarkdownStore
 from .index.base import Backend, SearchIndex
-from .index.folder import open_folder
+from .index.sqlite.folder import open_folder
 from .search.pipeline import RankedResults
 from .search.searcher import Searcher, Source
 from .sync.indexer import Indexer, SyncStats
@@ -83,20 +84,30 @@ class MarkdownMemory:
         self.state: StateStore = parts.state
         """Durable bookkeeping kept when the index goes (``.md-memory/state.json``, or a table)."""
         self.embedder: EmbeddingClient | None = embeddings if isinstance(embeddings, EmbeddingClient) else (
-            resolve_embeddings(embeddings, batch_size=config.embedding_batch_size,
-                               timeout_s=config.embedding_timeout_s, retries=config.embedding_retries))
-        self.indexer = Indexer(parts.store, parts.index, self.embedder, config, progress)
-        self.documents = Documents(parts.store, config, on_change=self.mark_changed)
-        self.searcher = Searcher(self.indexer, self.embedder, parts.store, self.location)
-        self.watcher: MemoryWatcher | None = None
-        self.indexer.watcher_healthy = lambda: self.watcher is not None and self.watcher.healthy
-        self.joined: list[MarkdownMemory] = []
-        """Memories watched and closed with this one (a project memory's global memory)."""
+            resolve_embeddings(embeddings, batch_size=config.embedding.batch_size,
+                               timeout_s=config.embedding.timeout_s, retries=config.embedding.retries))
+        self._indexer = Indexer(parts.store, parts.index, self.embedder, config, progress)
+        self._config = config
+        self._documents = Documents(parts.store, config.limits, config.hygiene, on_change=self._mark_changed)
+        self._searcher = Searcher(self._indexer, self.embedder, parts.store, self.location)
+        self._watcher: MemoryWatcher | None = None
+        self._indexer.watcher_healthy = lambda: self._watcher is not None and self._watcher.healthy
+        self._joined: list[MarkdownMemory] = []  # watched and closed with it (a project's global memory)
         self._closed = False
         self._lock = threading.RLock()
         if watch:
             with closed_on_error(self):
                 self.start_watching()
+
+    def __getattr__(self, name: str) -> Any:
+        """Names of earlier releases, each with a ``DeprecationWarning`` naming its successor (until 0.4)."""
+        moved = _MOVED.get(name)
+        if moved is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        successor, get = moved
+        warnings.warn(f"MarkdownMemory.{name} is deprecated: use {successor} (it works until 0.4)",
+                      DeprecationWarning, stacklevel=2)
+        return get(self)
 
     @classmethod
     def from_postgres(cls, /, conninfo_or_pool: Any, tenant: str, *, embeddings: Any = "auto",
@@ -116,36 +127,32 @@ class MarkdownMemory:
 
     @property
     def config(self) -> MemoryConfig:
-        """The memory's :class:`MemoryConfig` (assignable: writes and searches use the new one)."""
-        return self.documents.config
+        """The memory's :class:`MemoryConfig` (assignable: writes, syncs and searches use the new one)."""
+        return self._config
 
     @config.setter
     def config(self, value: MemoryConfig) -> None:
-        self.documents.config = value
+        self._config = self._indexer.config = value
+        self._documents.limits, self._documents.hygiene = value.limits, value.hygiene
 
     @property
     def store(self) -> DocumentStore:
         """The document store: the folder of Markdown files, or a database's rows of them."""
-        return self.documents.store
+        return self._documents.store
 
     @property
     def index(self) -> SearchIndex:
         """The index in use now."""
-        return self.indexer.index
-
-    @property
-    def index_fallback(self) -> str | None:
-        """Why the index lives in memory instead of beside the Markdown, or ``None``."""
-        return self.indexer.handle.fallback
+        return self._indexer.index
 
     @property
     def progress(self) -> ProgressCallback | None:
         """Receives the progress of syncs (searches' too), rebuilds and verifies not given their own."""
-        return self.indexer.progress
+        return self._indexer.progress
 
     @progress.setter
     def progress(self, callback: ProgressCallback | None) -> None:
-        self.indexer.progress = callback
+        self._indexer.progress = callback
 
     @property
     def memory_dir(self) -> Path:
@@ -165,19 +172,30 @@ class MarkdownMemory:
 
     # The Markdown: each is the method of :class:`~.files.documents.Documents` of that name.
 
-    get, append, remember, write = routed(Documents.get), routed(Documents.append, paths_out=True), \
-        routed(Documents.remember, paths_out=True), routed(Documents.write, paths_out=True)
-    supersede, edit, delete = routed(Documents.supersede), routed(Documents.edit), routed(Documents.delete)
-    replace_lines, insert_lines = routed(Documents.replace_lines), routed(Documents.insert_lines)
-    update, remove = routed(Documents.update), routed(Documents.remove)
-    read_bytes, exists, stat = routed(Documents.read_bytes), routed(Documents.exists), routed(Documents.stat)
-    list_files, keep_version, move_files = owned(Documents.list_files), owned(Documents.keep_version), \
-        owned(Documents.move_files)
-    locked, job_lock, redact = owned(Documents.locked), owned(Documents.job_lock), owned(Documents.redact)
+    get = routed(Documents.get)
+    append = routed(Documents.append, paths_out=True)
+    remember = routed(Documents.remember, paths_out=True)
+    write = routed(Documents.write, paths_out=True)
+    supersede = routed(Documents.supersede)
+    edit = routed(Documents.edit)
+    delete_text = routed(Documents.delete_text)
+    replace_lines = routed(Documents.replace_lines)
+    insert_lines = routed(Documents.insert_lines)
+    update = routed(Documents.update)
+    delete_file = routed(Documents.delete_file)
+    read_bytes = routed(Documents.read_bytes)
+    exists = routed(Documents.exists)
+    stat = routed(Documents.stat)
+    list_files = owned(Documents.list_files)
+    keep_version = owned(Documents.keep_version)
+    move_files = owned(Documents.move_files)
+    locked = owned(Documents.locked)
+    job_lock = owned(Documents.job_lock)
+    redact = owned(Documents.redact)
 
-    def mark_changed(self) -> None:
+    def _mark_changed(self) -> None:
         """Note that the Markdown changed; the next search syncs first."""
-        self.indexer.mark_dirty()
+        self._indexer.mark_dirty()
 
     def search(self, query: str, *, max_results: int | None = None, as_of: dt.date | None = None
                ) -> list[MemorySearchResult]:
@@ -190,36 +208,37 @@ class MarkdownMemory:
                         config: MemoryConfig | None = None, as_of: dt.date | None = None) -> RankedResults:
         """Like :meth:`search`, also returning the per-step funnel and degradation note."""
         self._check_open()
-        return self.searcher.search(query, max_results=max_results, config=config or self.config, as_of=as_of)
+        return self._searcher.search(query, max_results=max_results, config=config or self.config,
+                                     as_of=as_of)
 
     def similarity(self, query: str, texts: Sequence[str]) -> list[float] | None:
         """Cosine similarity of ``query`` to each text (vectors cached in the index); ``None``: no vectors."""
-        return self.searcher.similarity(query, texts)
+        return self._searcher.similarity(query, texts)
 
     def load_session_context(self, max_tokens: int | None = None) -> str:
         """MEMORY.md, today's and yesterday's logs within a token budget; cut with a note, never dropped."""
-        budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
+        budget = self.config.session.context_tokens if max_tokens is None else max_tokens
         return build_session_context(self.store, budget).text
 
     def session_context_report(self, max_tokens: int | None = None) -> SessionContext:
         """The session context with how many lines of each file it shows (``md-memory status`` prints it)."""
-        budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
+        budget = self.config.session.context_tokens if max_tokens is None else max_tokens
         return build_session_context(self.store, budget, warn=False)
 
     def sync(self, force: bool = False, progress: ProgressCallback | None = None) -> SyncStats:
         """Bring the index up to date now; ``force`` re-chunks every file (``progress``: index, embed)."""
         self._check_open()
-        return self.indexer.sync(force=force, progress=progress)
+        return self._indexer.sync(force=force, progress=progress)
 
     def rebuild(self, progress: ProgressCallback | None = None) -> SyncStats:
         """Build a fresh index from the Markdown and swap it in atomically (``progress`` as for sync)."""
         self._check_open()
-        return self.indexer.rebuild(progress=progress)
+        return self._indexer.rebuild(progress=progress)
 
     def verify(self, repair: bool = True, progress: ProgressCallback | None = None) -> VerifyReport:
         """Compare every Markdown file with the index; re-sync what differs when ``repair``."""
         with self._lock:
-            return verify_index(self.indexer, repair=repair, progress=progress or self.progress)
+            return verify_index(self._indexer, repair=repair, progress=progress or self.progress)
 
     def embedding_model(self) -> tuple[Embeddings, int] | None:
         """The LangChain ``Embeddings`` in use and their dimension (probed once); ``None``: keyword-only."""
@@ -227,13 +246,13 @@ class MarkdownMemory:
 
     def status(self) -> dict[str, Any]:
         """Counts and state: files, chunks, embedded, provider, last sync, fallbacks, watcher."""
-        return memory_status(self.location, self.indexer, self.embedder, self.watcher,
-                             self.searcher.sync_error)
+        return memory_status(self.location, self._indexer, self.embedder, self._watcher,
+                             self._searcher.sync_error)
 
     @property
     def watching(self) -> bool:
         """True while the file watcher runs."""
-        return self.watcher is not None and self.watcher.running
+        return self._watcher is not None and self._watcher.running
 
     def start_watching(self, on_sync: Callable[[SyncStats], None] | None = None, *,
                        debounce_ms: int | None = None) -> MemoryWatcher:
@@ -243,22 +262,22 @@ class MarkdownMemory:
                 raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to watch it")
             if self._folder_error:
                 raise MemoryStoreError(self._folder_error)
-            watcher = self.watcher = self.watcher or MemoryWatcher(
-                self.memory_dir, self.indexer.sync,
-                debounce_ms=self.config.watch_debounce_ms if debounce_ms is None else debounce_ms,
-                recursive=self.store.recursive, on_change=self.mark_changed, on_sync=on_sync)
+            watcher = self._watcher = self._watcher or MemoryWatcher(
+                self.memory_dir, self._indexer.sync,
+                debounce_ms=self.config.index.watch_debounce_ms if debounce_ms is None else debounce_ms,
+                recursive=self.store.recursive, on_change=self._mark_changed, on_sync=on_sync)
             watcher.start()
-        for other in self.joined:
+        for other in self._joined:
             other.start_watching(on_sync, debounce_ms=debounce_ms)
         return watcher
 
     def stop_watching(self) -> None:
         """Stop the watcher and join its threads; searches still sync when files changed."""
         with self._lock:
-            watcher, self.watcher = self.watcher, None
+            watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop()
-        for other in self.joined:
+        for other in self._joined:
             other.stop_watching()
 
     @property
@@ -274,13 +293,13 @@ class MarkdownMemory:
     def close(self) -> None:
         """Stop the watcher and let a background folder walk finish, then close the index. Idempotent."""
         self.stop_watching()
-        self.indexer.freshness.wait()
+        self._indexer.freshness.wait()
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            self.indexer.handle.close()
-        for other in self.joined:
+            self._indexer.handle.close()
+        for other in self._joined:
             other.close()
 
     def __enter__(self) -> Self:
@@ -342,26 +361,66 @@ class MarkdownMemory:
             shared = {**kwargs, "embeddings": mem.embedder or "none", "config": mem.config,
                       "recursive": False}
             mem.global_memory = MarkdownMemory(home, **shared)
-            mem.joined.append(mem.global_memory)
-            mem.searcher.sources.append(Source(GLOBAL_PREFIX, "global", mem.global_memory.searcher))
+            mem._joined.append(mem.global_memory)
+            mem._searcher.sources.append(Source(GLOBAL_PREFIX, "global", mem.global_memory._searcher))
             if watch:
                 mem.start_watching()
         return mem
 
-    asearch, asearch_detailed, asimilarity = twin(search), twin(search_detailed), twin(similarity)
-    aload_session_context, asession_context_report = twin(load_session_context), twin(session_context_report)
-    aget, aappend, aremember, asupersede = twin(get), twin(append), twin(remember), twin(supersede)
-    aedit, adelete, areplace_lines, awrite = twin(edit), twin(delete), twin(replace_lines), twin(write)
-    aupdate, aremove, aread_bytes, aexists = twin(update), twin(remove), twin(read_bytes), twin(exists)
-    ainsert_lines, amove_files = twin(insert_lines), twin(move_files)
-    astat, alist_files, akeep_version = twin(stat), twin(list_files), twin(keep_version)
-    async_index, arebuild, averify, astatus = twin(sync), twin(rebuild), twin(verify), twin(status)
-    aembedding_model, astart_watching, astop_watching = twin(embedding_model), twin(start_watching), \
-        twin(stop_watching)
-    aclose, adream, aexport_archive = twin(close), twin(dream), twin(export_archive)
+    # Async twins: the same parameters, run in a worker thread (``sync``'s is ``async_index``).
+    asearch = twin(search)
+    asearch_detailed = twin(search_detailed)
+    asimilarity = twin(similarity)
+    aload_session_context = twin(load_session_context)
+    asession_context_report = twin(session_context_report)
+    aget = twin(get)
+    aappend = twin(append)
+    aremember = twin(remember)
+    asupersede = twin(supersede)
+    aedit = twin(edit)
+    adelete_text = twin(delete_text)
+    areplace_lines = twin(replace_lines)
+    ainsert_lines = twin(insert_lines)
+    awrite = twin(write)
+    aupdate = twin(update)
+    adelete_file = twin(delete_file)
+    amove_files = twin(move_files)
+    aread_bytes = twin(read_bytes)
+    aexists = twin(exists)
+    astat = twin(stat)
+    alist_files = twin(list_files)
+    akeep_version = twin(keep_version)
+    async_index = twin(sync)
+    arebuild = twin(rebuild)
+    averify = twin(verify)
+    astatus = twin(status)
+    aembedding_model = twin(embedding_model)
+    astart_watching = twin(start_watching)
+    astop_watching = twin(stop_watching)
+    aclose = twin(close)
+    adream = twin(dream)
+    aexport_archive = twin(export_archive)
 
-    afrom_postgres, aimport_archive = class_twin(from_postgres), class_twin(import_archive)
+    afrom_postgres = class_twin(from_postgres)
+    aimport_archive = class_twin(import_archive)
     afor_project = class_twin(for_project)
+
+
+_MOVED: dict[str, tuple[str, Callable[[MarkdownMemory], Any]]] = {
+    "delete": ("delete_text", lambda mem: mem.delete_text),
+    "adelete": ("adelete_text", lambda mem: mem.adelete_text),
+    "remove": ("delete_file", lambda mem: mem.delete_file),
+    "aremove": ("adelete_file", lambda mem: mem.adelete_file),
+    "mark_changed": ("nothing: a write through the memory marks it", lambda mem: mem._mark_changed),
+    "index_fallback": ('status()["index_fallback"]', lambda mem: mem._indexer.handle.fallback),
+    # The owners the facade forwards to are its own business.
+    "documents": ("the memory's methods", lambda mem: mem._documents),
+    "indexer": ("sync(), rebuild(), status()", lambda mem: mem._indexer),
+    "searcher": ("search_detailed()", lambda mem: mem._searcher),
+    "watcher": ("watching, start_watching(), stop_watching()", lambda mem: mem._watcher),
+    "joined": ("the project memory's global_memory", lambda mem: mem._joined),
+}
+"""Attributes of earlier releases: their successor, and how to reach what they named."""
 
 
 # `async` is what the a-prefix rule gives for `sync`, and a keyword: reachable with getattr only.
@@ -388,7 +447,7 @@ class ProjectMemory(MarkdownMemory):
 
     def load_session_context(self, max_tokens: int | None = None) -> str:
         """The global memory's context first, then the project's, each under its own heading, one budget."""
-        budget = self.config.max_session_context_tokens if max_tokens is None else max_tokens
+        budget = self.config.session.context_tokens if max_tokens is None else max_tokens
         return layered_context([
             (f"Global memory (paths under {GLOBAL_PREFIX})", self.global_memory.load_session_context),
             (f"Project memory ({self.project.name})", super().load_session_context),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import operator
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
@@ -17,7 +19,17 @@ __all__ = [
     "ProgressPhase",
     "Remembered",
     "Source",
+    "iso_time",
 ]
+
+
+def iso_time(timestamp: float | None) -> str | None:
+    """A Unix time as local ISO 8601 with its UTC offset (``2026-12-03T08:15:02+01:00``), how every
+    surface (``status()``, the CLI, JSON) shows a moment."""
+    if timestamp is None:
+        return None
+    return dt.datetime.fromtimestamp(timestamp, dt.UTC).astimezone().isoformat(timespec="seconds")
+
 
 FileKind = Literal["evergreen", "daily", "session"]
 Source = Literal["vector", "keyword", "both"]
@@ -112,7 +124,10 @@ class MemorySearchResult:
     evidence says the hit answers the query (``relevance`` at least
     :data:`~langchain_md_memory.search.relevance.CONFIDENT_RELEVANCE`): a label for the reader,
     never a cut;
-    ``provenance`` the ``src:`` comments of its lines (``("thread=abc msg=xyz 2026-12-03",)``).
+    ``provenance`` the ``src:`` comments of its lines (``("thread=abc msg=xyz 2026-12-03",)``);
+    ``retrieved_by`` the recall path that found it (``"vector"``, ``"keyword"`` or ``"both"``; the
+    retriever's ``metadata["retrieved_by"]``, where ``metadata["source"]`` is the file, as in every
+    LangChain loader).
     """
 
     path: str
@@ -122,7 +137,7 @@ class MemorySearchResult:
     score: float
     vector_score: float | None
     keyword_score: float | None
-    source: Source
+    retrieved_by: Source
     file_kind: FileKind
     decay: float = 1.0
     merged_score: float = 0.0
@@ -144,6 +159,14 @@ class MemorySearchResult:
     def to_dict(self) -> dict[str, Any]:
         """The hit as a plain dict (JSON-ready)."""
         return asdict(self)
+
+    @property
+    def source(self) -> Source:
+        """Deprecated name of :attr:`retrieved_by` (it works until 0.4)."""
+        warnings.warn("MemorySearchResult.source is deprecated: use retrieved_by (the recall path; a "
+                      "retriever Document's metadata['source'] is the file) (it works until 0.4)",
+                      DeprecationWarning, stacklevel=2)
+        return self.retrieved_by
 
     @property
     def citation(self) -> str:

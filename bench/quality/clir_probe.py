@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         build(folder, dev, None)
         plain: dict[str, list[tuple[int, float]]] = defaultdict(list)
         crossed: dict[str, list[tuple[int, float]]] = defaultdict(list)
-        with MarkdownMemory(folder, embeddings="none", config={"cross_language": False}) as mem:
+        with MarkdownMemory(folder, embeddings="none", config={"ranking": {"cross_language": False}}) as mem:
             absent = mem.index.term_idf(["\u0000"])["\u0000"]  # no chunk holds it
             for q in dev.queries:
                 if not q.gold:

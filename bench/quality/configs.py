@@ -1,7 +1,7 @@
 """Named search configurations: dicts of :class:`MemoryConfig` overrides, checked before a run.
 
 A config is what a user would pass as ``MarkdownMemory(..., config=overrides)``;
-nested dicts override only the keys they name (``{"mmr": {"enabled": False}}``).
+nested dicts override only the keys they name (``{"ranking": {"mmr": {"enabled": False}}}``).
 One key is the harness's own: ``"embeddings": "none"`` opens the same folder
 without an embedding model, so the keyword path answers alone over the very
 index the hybrid configs use.
@@ -9,9 +9,9 @@ index the hybrid configs use.
 Example:
     .. code-block:: python
 
-        specs = resolve_configs(["default", "no-mmr"], ["tight={\\"min_score\\": 0.3}"])
+        specs = resolve_configs(["default", "no-mmr"], ["tight={\\"ranking\\": {\\"min_score\\": 0.3}}"])
         assert [s.name for s in specs] == ["default", "no-mmr", "tight"]
-        assert specs[2].config is not None and specs[2].config.min_score == 0.3
+        assert specs[2].config is not None and specs[2].config.ranking.min_score == 0.3
 """
 
 from __future__ import annotations
@@ -32,16 +32,16 @@ __all__ = ["DEFAULT_CONFIGS", "ConfigSpec", "parse_config_arg", "resolve_configs
 DEFAULT_CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},  # exactly what a user gets without a config
     "keyword-only": {"embeddings": "none"},
-    "vector-only": {"text_weight": 0.0},
-    "no-mmr": {"mmr": {"enabled": False}},
-    "no-decay": {"temporal_decay": {"enabled": False}},
-    # One stage at a time back to the specification's choice (SEED_RANKING has them all).
+    "vector-only": {"ranking": {"text_weight": 0.0}},
+    "no-mmr": {"ranking": {"mmr": {"enabled": False}}},
+    "no-decay": {"ranking": {"temporal_decay": {"enabled": False}}},
+    # One step at a time back to the specification's choice (SEED_RANKING has them all).
     "seed": dict(SEED_RANKING),
-    "fusion=weighted_raw": {"fusion": "weighted_raw", "min_score": 0.1},
-    "fusion=minmax": {"fusion": "minmax"},
-    "fusion=rrf": {"fusion": "rrf", "rrf_k": 5},
-    "decay floor 0": {"temporal_decay": {"floor": 0.0}},
-    "mmr threshold 0": {"mmr": {"duplicate_threshold": 0.0}},
+    "fusion=weighted_raw": {"ranking": {"fusion": "weighted_raw", "min_score": 0.1}},
+    "fusion=minmax": {"ranking": {"fusion": "minmax"}},
+    "fusion=rrf": {"ranking": {"fusion": "rrf", "rrf_k": 5}},
+    "decay floor 0": {"ranking": {"temporal_decay": {"floor": 0.0}}},
+    "mmr threshold 0": {"ranking": {"mmr": {"duplicate_threshold": 0.0}}},
 }
 """The configurations run when ``--configs`` is not given, in report order."""
 

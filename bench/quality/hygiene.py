@@ -77,7 +77,7 @@ def _open(folder: Path, embeddings: QueryCachedEmbeddings | None,
 def _replayed(dev: MemorySet, folder: Path, embeddings: QueryCachedEmbeddings | None,
               dedup: Literal["file", "memory"] = "file") -> MemorySet:
     """The dev memory written through ``remember`` (``dedup`` mode), its gold found again by its text."""
-    with _open(folder, embeddings, MemoryConfig(dedup=dedup)) as mem:
+    with _open(folder, embeddings, MemoryConfig(hygiene={"dedup": dedup})) as mem:
         for rel, text in dev.documents.items():
             if rel.startswith("sessions/"):  # transcripts are logs, not remembered facts
                 (folder / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -24,10 +24,10 @@ from ..files.session_context import SessionContext
 from ..memory import MarkdownMemory
 from ..search.relevance import NO_STRONG_MATCH
 from ..sync.indexer import SyncStats
-from ..types import MemorySearchResult, ProgressCallback
+from ..types import MemorySearchResult, ProgressCallback, iso_time
 from .parser import DREAM_MODEL_ENV
 
-__all__ = ["iso", "run"]
+__all__ = ["run"]
 
 Command = Callable[[MarkdownMemory, argparse.Namespace, TextIO, TextIO], int]
 
@@ -53,7 +53,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any] | None:
     """The config overrides the global options ask for (``--no-cross-language``), if any."""
     if getattr(args, "cross_language", None) is None:
         return None
-    return {"cross_language": args.cross_language}
+    return {"ranking": {"cross_language": args.cross_language}}
 
 
 def _init(args: argparse.Namespace, out: TextIO) -> int:
@@ -71,20 +71,13 @@ def _init(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def iso(timestamp: float | None) -> str | None:
-    """A Unix time as local ISO 8601 with its UTC offset (``2026-12-03T08:15:02+01:00``)."""
-    if timestamp is None:
-        return None
-    return dt.datetime.fromtimestamp(timestamp, dt.UTC).astimezone().isoformat(timespec="seconds")
-
-
 def _dump(data: Any, out: TextIO) -> None:
     json.dump(data, out, ensure_ascii=False, indent=2)
     out.write("\n")
 
 
 def _hit(hit: MemorySearchResult) -> dict[str, Any]:
-    return {**hit.to_dict(), "citation": hit.citation, "updated_at": iso(hit.updated_at)}
+    return {**hit.to_dict(), "citation": hit.citation, "updated_at": iso_time(hit.updated_at)}
 
 
 def _search(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -113,12 +106,12 @@ def _print_table(hits: Sequence[MemorySearchResult], out: TextIO) -> None:
         return "-" if x is None else f"{x:.3f}"
 
     header = (f"{'#':>2}  {'score':>6}  {'vector':>6}  {'keyword':>7}  {'relev':>5}  {'conf':<4}  "
-              f"{'decay':>5}  {'source':<7}  location")
+              f"{'decay':>5}  {'by':<7}  location")
     print(header, file=out)
     for i, h in enumerate(hits, 1):
         print(f"{i:>2}  {h.score:>6.3f}  {fmt(h.vector_score):>6}  {fmt(h.keyword_score):>7}  "
-              f"{h.relevance:>5.2f}  {'yes' if h.confident else 'no':<4}  {h.decay:>5.2f}  {h.source:<7}  "
-              f"{h.citation}", file=out)
+              f"{h.relevance:>5.2f}  {'yes' if h.confident else 'no':<4}  {h.decay:>5.2f}  "
+              f"{h.retrieved_by:<7}  {h.citation}", file=out)
         snippet = " ".join(h.text.split())
         print(textwrap.indent(textwrap.shorten(snippet, width=100, placeholder=" …"), "    "), file=out)
 
@@ -171,7 +164,6 @@ def _warn_if_waiting(mem: MarkdownMemory, err: TextIO) -> None:
 def _status(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     mem.sync()
     info = mem.status()
-    info["last_sync"] = iso(info["last_sync"])
     context = mem.session_context_report()
     info["session_context"] = {f.name: f"{f.shown_lines} of {f.total_lines} lines ({f.tokens} tokens)"
                                for f in context.files}
@@ -272,8 +264,8 @@ def _import(args: argparse.Namespace, out: TextIO, progress: ProgressCallback | 
 
     config = MemoryConfig(**(_config(args) or {}))
     # A bad --embeddings fails here, before the archive is unpacked.
-    embedder = resolve_embeddings(args.embeddings, batch_size=config.embedding_batch_size,
-                                  timeout_s=config.embedding_timeout_s, retries=config.embedding_retries)
+    embedder = resolve_embeddings(args.embeddings, batch_size=config.embedding.batch_size,
+                                  timeout_s=config.embedding.timeout_s, retries=config.embedding.retries)
     try:
         names = import_archive(args.archive, args.dir, overwrite=args.overwrite, progress=progress)
     except ArchiveTargetNotEmptyError as exc:

@@ -79,7 +79,7 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
                        help="auto, none, local, openai or openai:MODEL (default: auto)")
     group.add_argument("--cross-language", action=argparse.BooleanOptionalAction, default=default(None),
                        help="translate keywords between Chinese and English with CC-CEDICT when the "
-                            "local extra brings it (default: the config's cross_language, on)")
+                            "local extra brings it (default: the config's ranking.cross_language, on)")
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print JSON (times in ISO 8601)")
     group.add_argument("--progress", action=argparse.BooleanOptionalAction, default=default(None),

@@ -111,7 +111,7 @@ WINDOW_TOKENS = 512
 # a head too short only means the window is not quite full.
 _CHARS_PER_TOKEN_BOUND = 8
 
-# One engine per process: the model is ~95 MB memory-mapped, and loading it twice buys nothing.
+# One engine per process: the model is memory-mapped, and loading it twice buys nothing.
 _engine: Any = None
 _load_lock = threading.Lock()
 # The ctypes engine keeps per-model scratch buffers; calls into one model are serialised.

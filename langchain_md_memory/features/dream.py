@@ -353,7 +353,7 @@ def _delete_consumed(mem: MarkdownMemory, logs: Sequence[_Log], *, now: dt.datet
             if mem.stat(log.path) != log.stat:
                 continue
             try:
-                mem.remove(log.path)
+                mem.delete_file(log.path)
             except MemoryStoreError as exc:
                 logger.warning("dream: could not delete %s: %s", log.path, exc)
                 continue

@@ -240,7 +240,7 @@ class DocumentStore(abc.ABC):
         replacement = clean_text(new_text)
         return self._change_first(path, old_text, lambda text, at, end: text[:at] + replacement + text[end:])
 
-    def delete(self, path: str, text: str) -> bool:
+    def delete_text(self, path: str, text: str) -> bool:
         """Remove the one exact occurrence of ``text``; False when absent or no document.
 
         When ``text`` is whole lines, its line goes with it; a run of three or

@@ -21,7 +21,7 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 from pathlib import PurePath, PurePosixPath
 
-from ..config import MemoryConfig
+from ..config import HygieneConfig, LimitsConfig
 from ..errors import MemoryInputError, MemoryPathError, check_write_size
 from ..text.redaction import WriteRedactor
 from ..types import Remembered
@@ -52,14 +52,18 @@ class Documents:
     Example:
         .. code-block:: python
 
-            docs = Documents(MarkdownStore("memory"), MemoryConfig(), on_change=lambda: None)
+            docs = Documents(MarkdownStore("memory"), LimitsConfig(), HygieneConfig(), on_change=lambda: None)
             docs.append("- Prefers ETFs")
             assert "ETFs" in docs.get("MEMORY.md")
     """
 
-    def __init__(self, store: DocumentStore, config: MemoryConfig, on_change: Callable[[], None]) -> None:
+    def __init__(self, store: DocumentStore, limits: LimitsConfig, hygiene: HygieneConfig,
+                 on_change: Callable[[], None]) -> None:
         self.store = store
-        self.config = config
+        self.limits = limits
+        """What a write may bring in (``max_write_bytes``)."""
+        self.hygiene = hygiene
+        """Redaction, dedup and provenance of what is written."""
         self._on_change = on_change
         self._write_redactor: tuple[object, WriteRedactor] | None = None
 
@@ -127,11 +131,11 @@ class Documents:
         text, redacted = self._redact_counted(content)
         self._check_size(text)
         # The provenance, heading and section are written into the file too: the same redaction.
-        source = self.redact(source) if source and self.config.provenance else None
+        source = self.redact(source) if source and self.hygiene.provenance else None
         heading = self.redact(heading) if heading else heading
         section = self.redact(section) if section else section
         with self.locked():
-            known = self._known_facts(path) if self.config.dedup != "off" else []
+            known = self._known_facts(path) if self.hygiene.dedup != "off" else []
             kept: list[str] = []
             duplicates: list[tuple[str, str]] = []
             written, fence = 0, False
@@ -187,7 +191,7 @@ class Documents:
         new_text = self.redact(new_text)
         self._check_size(new_text)
         source = (self.redact(source) if source else provenance_label(via="supersede", when=day)) \
-            if self.config.provenance else None
+            if self.hygiene.provenance else None
 
         def change(current: str | None) -> str | None:
             return None if current is None else supersede_in(current, old_text, new_text, day, source, until)
@@ -201,9 +205,9 @@ class Documents:
         self._check_size(new_text)
         return self._changed(self.store.edit(self._writable(file), old_text, new_text))
 
-    def delete(self, text: str, file: str = "long_term") -> bool:
+    def delete_text(self, text: str, file: str = "long_term") -> bool:
         """Remove the first exact occurrence of ``text``; False when absent."""
-        return self._changed(self.store.delete(self._writable(file), text))
+        return self._changed(self.store.delete_text(self._writable(file), text))
 
     def replace_lines(self, file: str, start_line: int, end_line: int, new_text: str) -> str:
         """Replace lines ``start_line..end_line`` (1-based, inclusive) by ``new_text``; returns the old lines.
@@ -268,7 +272,7 @@ class Documents:
         """
         return self._changed(self.store.update(self._writable(file, hidden=True), fn))
 
-    def remove(self, file: str) -> bool:
+    def delete_file(self, file: str) -> bool:
         """Delete a memory file; False when it does not exist."""
         return self._changed(self.store.remove(self._writable(file, hidden=True)))
 
@@ -316,12 +320,12 @@ class Documents:
         return self._redact_counted(text)[0]
 
     def _redact_counted(self, text: str) -> tuple[str, int]:
-        if not self.config.redact_writes:
+        if not self.hygiene.redact_writes:
             return text, 0
-        key = (self.config.redact_kinds, tuple(self.config.redact_patterns.items()))
+        key = (self.hygiene.redact_kinds, tuple(self.hygiene.redact_patterns.items()))
         cached = self._write_redactor
         if cached is None or cached[0] != key:
-            cached = (key, WriteRedactor(self.config.redact_kinds, self.config.redact_patterns))
+            cached = (key, WriteRedactor(self.hygiene.redact_kinds, self.hygiene.redact_patterns))
             self._write_redactor = cached
         return cached[1].redact_counted(text)
 
@@ -331,7 +335,7 @@ class Documents:
         Expired facts are left out: a fact stated again after its old statement expired is news.
         """
         today = dt.date.today()
-        if self.config.dedup == "memory":
+        if self.hygiene.dedup == "memory":
             files = [f for f in self.store.list_files() if PurePosixPath(f).parts[0] != SESSIONS_DIR]
         else:
             files = [path]
@@ -343,10 +347,10 @@ class Documents:
         return found
 
     def _already_stated(self, line: str, known: list[tuple[str, FactLine]]) -> str | None:
-        if self.config.dedup == "off":
+        if self.hygiene.dedup == "off":
             return None
         for rel, fact in known:
-            if same_fact(line, fact.text, self.config.dedup_threshold):
+            if same_fact(line, fact.text, self.hygiene.dedup_threshold):
                 return f"{rel}#L{fact.line}" if fact.line else f"{rel} (this update)"
         return None
 
@@ -361,7 +365,7 @@ class Documents:
 
     def _check_size(self, text: str | bytes) -> None:
         size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
-        check_write_size(size, self.config.max_write_bytes)
+        check_write_size(size, self.limits.max_write_bytes)
 
     def _changed(self, changed: bool) -> bool:
         if changed:

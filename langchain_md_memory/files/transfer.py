@@ -254,10 +254,11 @@ def push(folder: str | os.PathLike[str], store: DocumentStore, *, origin: str = 
     pulled = _documents(manifest)
     local = MarkdownStore(root)
     changes = _local_changes(local, pulled)
-    redactor = WriteRedactor(cfg.redact_kinds, cfg.redact_patterns) if cfg.redact_writes else None
+    hygiene = cfg.hygiene
+    redactor = WriteRedactor(hygiene.redact_kinds, hygiene.redact_patterns) if hygiene.redact_writes else None
     for path, data in changes.items():
         if data is not None:
-            text = _checked_text(path, data, cfg.max_write_bytes)
+            text = _checked_text(path, data, cfg.limits.max_write_bytes)
             if redactor is not None and (clean := redactor.redact(text)) != text:
                 changes[path] = clean.encode("utf-8")
     with store.locked():

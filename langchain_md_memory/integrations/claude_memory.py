@@ -158,7 +158,7 @@ class ClaudeMemoryCommands:
         return MemoryInputError(f"The path {path} does not exist. Please provide a valid path.")
 
     def _label(self, text: str) -> str:
-        if not self.mem.config.provenance:
+        if not self.mem.config.hygiene.provenance:
             return text
         source = self.source()
         return "\n".join(with_provenance(line, source) if _ITEM_RE.match(line) else line
@@ -280,13 +280,13 @@ class ClaudeMemoryCommands:
             raise MemoryInputError(f"Cannot delete the {self.root} directory itself")
         with self.mem.locked():
             if self._is_file(rel):
-                self.mem.remove(rel)
+                self.mem.delete_file(rel)
             else:
                 files = self._under(rel, hidden=True)
                 if not files:
                     raise MemoryInputError(f"The path {path} does not exist")
                 for name in files:
-                    self.mem.remove(f"{rel}/{name}")
+                    self.mem.delete_file(f"{rel}/{name}")
         return f"Successfully deleted {path}"
 
     def rename(self, old_path: str, new_path: str, **_: Any) -> str:

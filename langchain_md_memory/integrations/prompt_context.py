@@ -215,7 +215,7 @@ def recall_text(mem: MarkdownMemory, query: str, *, already_seen: Iterable[str],
         return ""
     seen = list(already_seen)
     haystack = _haystack(seen)
-    candidates = ([hit for hit in ranked.hits if hit.confident] if mem.config.recall_confident_only
+    candidates = ([hit for hit in ranked.hits if hit.confident] if mem.config.session.recall_confident_only
                   else ranked.hits)
     new = [h for h in candidates if not _already_seen(h.text, haystack)]
     budget = max_tokens - estimate_tokens(header) - estimate_tokens(_left_out_note(len(new))) - 1

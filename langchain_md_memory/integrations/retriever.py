@@ -32,7 +32,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..config import MemoryConfig
+from ..config import MOVED, MemoryConfig
 from ..errors import MemoryInputError
 from ..search.asof import as_of_date
 from ..types import MemorySearchResult
@@ -52,6 +52,7 @@ held on that day, see :meth:`MarkdownMemory.search`); MemoryConfig fields are ac
 
 _RETRIEVER_ARGS = ("k", "search_type", "search_kwargs", "tags", "metadata", "name")
 _CONFIG_FIELDS = tuple(MemoryConfig.model_fields)
+_ACCEPTED_FIELDS = (*_CONFIG_FIELDS, *MOVED)  # the flat names of earlier releases, with a deprecation warning
 
 
 def hit_to_document(hit: MemorySearchResult, degraded: str | None = None) -> Document:
@@ -62,7 +63,6 @@ def hit_to_document(hit: MemorySearchResult, degraded: str | None = None) -> Doc
     """
     metadata = hit.to_dict()
     metadata.pop("text")
-    metadata["retrieved_by"] = metadata.pop("source")
     metadata["source"] = hit.path
     metadata["citation"] = hit.citation
     if degraded is not None:
@@ -76,7 +76,7 @@ def _allowed(names: tuple[str, ...]) -> str:
 
 
 def _check_keys(given: dict[str, Any], where: str, names: tuple[str, ...]) -> None:
-    unknown = sorted(set(given) - set(names) - set(_CONFIG_FIELDS))
+    unknown = sorted(set(given) - set(names) - set(_ACCEPTED_FIELDS))
     if unknown:
         raise MemoryInputError(f"{where} got unknown key(s) {unknown}; allowed: {_allowed(names)}")
 
@@ -185,22 +185,22 @@ class MarkdownMemoryRetriever(BaseRetriever):
         as_of = as_of_date(search.pop("as_of", None))
         from_search: dict[str, Any] = {key: search.pop(key) for key in list(search)
                                        if key not in SEARCH_KWARGS}
-        mmr: dict[str, Any] = {}
+        ranking: dict[str, Any] = {}
         if self.search_type is not None:
-            mmr["enabled"] = self.search_type == "mmr"
+            ranking["mmr"] = {"enabled": self.search_type == "mmr"}
         if "lambda_mult" in search:
-            mmr["lambda"] = search["lambda_mult"]
+            ranking["mmr"] = {**ranking.get("mmr", {}), "lambda": search["lambda_mult"]}
         if "score_threshold" in search:
-            from_search["min_score"] = search["score_threshold"]
+            ranking["min_score"] = search["score_threshold"]
         config = self.memory.config
-        for layer in (self.config_overrides, {"mmr": mmr} if mmr else {}, from_search, given):
+        for layer in (self.config_overrides, {"ranking": ranking} if ranking else {}, from_search, given):
             if layer:
                 config = config.merged(**layer)
         if "fetch_k" in search:
             # VectorStore MMR picks k of fetch_k candidates; here MMR sees the top pool_multiplier × k.
             pool = max(1, math.ceil(search["fetch_k"] / (k or config.max_results)))
-            config = config.merged(mmr={"pool_multiplier": pool},
-                                   candidate_multiplier=max(pool, config.candidate_multiplier))
+            config = config.merged(ranking={"mmr": {"pool_multiplier": pool}, "candidate_multiplier":
+                                            max(pool, config.ranking.candidate_multiplier)})
         return k, config, as_of
 
     def _get_relevant_documents(

@@ -276,7 +276,7 @@ def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file
                 raise _not_found(mem, file, "edit")
             return f"Replaced the text in {_display(file)}."
         if action == "delete":
-            if not mem.delete(old_text, file=file):
+            if not mem.delete_text(old_text, file=file):
                 raise _not_found(mem, file, "delete")
             return f"Deleted the text from {_display(file)}."
         if action == "supersede":

@@ -45,8 +45,8 @@ def open_backend(conninfo_or_pool: Any, tenant: str, config: MemoryConfig, *, ve
     check_tenant(tenant)
     db = PostgresDatabase.connect(conninfo_or_pool, max_size=pool_max_size)
     try:
-        store = PostgresDocumentStore(db, tenant, max_path_depth=config.max_path_depth,
-                                      max_name_bytes=config.max_name_bytes)
+        store = PostgresDocumentStore(db, tenant, max_path_depth=config.limits.max_path_depth,
+                                      max_name_bytes=config.limits.max_name_bytes)
         index = PostgresIndex(db, tenant, vector_search=vector_search)  # type: ignore[arg-type]
     except BaseException:
         db.close()

@@ -197,7 +197,7 @@ def _as_hit(fact: PastFact, score: float, vector: bool, confident: bool) -> Memo
     return MemorySearchResult(
         path=fact.path, start_line=fact.line, end_line=fact.line, text=fact.text, score=score,
         vector_score=score if vector else None, keyword_score=None if vector else score,
-        source="vector" if vector else "keyword", file_kind=file_kind(fact.path), merged_score=score,
+        retrieved_by="vector" if vector else "keyword", file_kind=file_kind(fact.path), merged_score=score,
         chunk_id=f"past:{fact.path}#L{fact.line}", relevance=score, provenance=parse_provenance(fact.text),
         confident=confident, valid_from=fact.since.isoformat() if fact.since else None,
         valid_until=fact.until.isoformat(),

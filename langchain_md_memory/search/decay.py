@@ -1,7 +1,7 @@
 """Step 6, decay: recent daily and session memories count more.
 
 ``multiplier = floor + (1 - floor) · exp(-ln2 / half_life_days · age_days)``:
-with the seed's ``floor=0``, 1.0 today, 0.5 at one half life, 0.25 at two. Evergreen files
+with the specification's ``floor=0``, 1.0 today, 0.5 at one half life, 0.25 at two. Evergreen files
 (``MEMORY.md``, any non-dated topic file such as ``goals.md``) never decay: a standing preference
 does not lose value for having been written long ago.
 
@@ -44,7 +44,7 @@ _SECONDS_PER_DAY = 86_400.0
 def decay_multiplier(age_days: float, half_life_days: float, floor: float = 0.0) -> float:
     """``floor + (1 - floor) · exp(-ln2 / half_life_days · max(0, age_days))``.
 
-    With ``floor=0`` (the seed's formula) an old note fades towards 0; with a
+    With ``floor=0`` (the specification's formula) an old note fades towards 0; with a
     floor it never drops below ``floor``, so age only decides between notes
     of comparable relevance.
 

@@ -6,12 +6,12 @@ best first, and the two weights (already renormalised by
 and returns a fused score in [0, 1] per chunk. Pass one by name in
 ``MemoryConfig(fusion=...)`` or pass your own function.
 
-- ``weighted`` (default): the seed's weighted sum, of calibrated evidence
+- ``weighted`` (default): the specification's weighted sum, of calibrated evidence
   rather than raw scores (see :mod:`~langchain_md_memory.search.relevance`).
   Raw cosines of one model crowd into a narrow band (e5: 0.74–0.83 for any
   question against any note) while keyword scores spread over (0, 1], so the
   raw sum was decided by noise.
-- ``weighted_raw``: the seed's weighted sum of the raw scores.
+- ``weighted_raw``: the specification's weighted sum of the raw scores.
 - ``minmax``: the weighted sum of scores min-max normalised over each pool.
 - ``rrf``: reciprocal-rank fusion, ``Σ w / (k + rank)``, scaled so a chunk
   ranked first by both paths scores 1.
@@ -84,7 +84,7 @@ def minmax_fusion(vector: Scored, keyword: Scored, vector_weight: float,
 
 def weighted_fusion(vector: Scored, keyword: Scored, vector_weight: float,
                     text_weight: float) -> dict[str, float]:
-    """``w_v·v + w_t·k``: the seed's merge, of whatever scores it is given.
+    """``w_v·v + w_t·k``: the specification's merge, of whatever scores it is given.
 
     The pipeline hands it calibrated evidence for ``fusion="weighted"`` and
     the raw recall scores for ``fusion="weighted_raw"``.
@@ -116,7 +116,7 @@ class Fusion:
     """A fusion as the pipeline uses it: the function, and what it is handed and what ``min_score`` cuts.
 
     ``calibrated``: the function sees calibrated evidence (:mod:`~.relevance`) instead of raw scores.
-    ``cuts_merged``: ``min_score`` cuts the merged score, as in the seed; else it cuts the relevance.
+    ``cuts_merged``: ``min_score`` cuts the merged score, as in the specification; else it cuts the relevance.
     """
 
     combine: FusionFunction

@@ -46,13 +46,13 @@ class Candidate:
     """A merged chunk before it is a hit (:func:`candidate_hit`), with the numbers its hit shows.
 
     ``vector_score`` / ``keyword_score`` are the raw recall scores (``None``: that path did not return
-    the chunk), ``source`` says which paths did, ``merged_score`` is what the fusion made of them.
+    the chunk), ``retrieved_by`` says which paths did, ``merged_score`` is what the fusion made of them.
     """
 
     record: ChunkRecord
     vector_score: float | None
     keyword_score: float | None
-    source: Source
+    retrieved_by: Source
     merged_score: float
 
 
@@ -179,7 +179,7 @@ def candidate_hit(candidate: Candidate, *, score: float | None = None, weight: f
         score=merged if score is None else score,
         vector_score=candidate.vector_score,
         keyword_score=candidate.keyword_score,
-        source=candidate.source,
+        retrieved_by=candidate.retrieved_by,
         file_kind=record.file_kind,
         decay=decay,
         merged_score=merged,
@@ -206,7 +206,7 @@ def merge_candidates(
     """Merge the vector and keyword candidates by chunk id into scored hits.
 
     ``score = merged_score = fusion(vector, keyword, w_v, w_t)[chunk]`` with
-    the weights of :func:`effective_weights`; the default fusion is the seed's
+    the weights of :func:`effective_weights`; the default fusion is the specification's
     ``w_v·vector_score + w_t·keyword_score`` (see
     :mod:`~langchain_md_memory.search.fusion` for the others). A path that did
     not return a chunk leaves its raw score ``None``. ``calibrate(path, record,
@@ -221,7 +221,7 @@ def merge_candidates(
 
             rec = ChunkRecord("c1", "MEMORY.md", 1, 3, "", "prefers dark mode", "h", "evergreen", 0.0)
             hits = merge_candidates([(rec, 0.8)], [(rec, 0.5)], vector_weight=0.7, text_weight=0.3)
-            assert hits[0].source == "both"
+            assert hits[0].retrieved_by == "both"
             assert abs(hits[0].score - (0.7 * 0.8 + 0.3 * 0.5)) < 1e-12
     """
     candidates = fused_candidates(vector, keyword, vector_weight=vector_weight, text_weight=text_weight,

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..config import MemoryConfig, MMRConfig, TemporalDecayConfig
+from ..config import MemoryConfig, MMRConfig, RankingConfig, TemporalDecayConfig
 from ..errors import MemoryInputError
 from ..files.facts import parse_provenance, provenance_day
 from ..types import ChunkRecord, MemorySearchResult
@@ -151,7 +151,7 @@ def run(
     # 3 to 8. A strict as-of search keeps only the lines written by its day: it ranks twice as many.
     ranked = rank(live, config, max_results=2 * k if asked is not None and asked.strict else k, now=now,
                   access_counts=access_counts, period=period, question=question)
-    hits, restated = restated_order(ranked.hits, struck_facts, config.temporal_decay.newer_first)  # 9
+    hits, restated = restated_order(ranked.hits, struck_facts, config.ranking.temporal_decay.newer_first)  # 9
     ranked = RankedResults(hits, {**ranked.funnel, "expired": expired, "restated": restated}, ranked.degraded)
     return as_of(ranked, asked, k) if asked is not None else ranked  # 10
 
@@ -171,7 +171,7 @@ def rank(
     ``max_results`` defaults to ``config.max_results``; ``now`` (default: the
     local time) is the reference for temporal decay; ``access_counts`` maps
     chunk id to how often it was returned before (used when
-    ``config.access_weight > 0``); ``period`` the one the question names (see
+    ``config.ranking.access_weight > 0``); ``period`` the one the question names (see
     :func:`~.periods.named_period`; hits dated outside it weigh less, :mod:`.question_fit`); ``question``
     the query as asked (a speaker it names weighs the lines of others less, :mod:`.question_fit`). Each
     hit's ``score`` is final (merged × weight × decay); MMR only reorders, and ``relevance_rank`` is the
@@ -193,11 +193,12 @@ def rank(
     if k < 1:
         raise MemoryInputError(f"max_results must be at least 1, got {k}")
     when = now if now is not None else dt.datetime.now()
-    fused = fuse(recall, config)  # 3
-    kept = cut(fused, config.min_score)  # 4
-    weighed = weigh(fused, kept, config, access_counts=access_counts, period=period, question=question)  # 5
-    ranking = decay(fused, weighed, config.temporal_decay, when)  # 6
-    pool, reranked = mmr(ranking, config.mmr, recall.vectors, k)  # 7
+    settings = config.ranking
+    fused = fuse(recall, settings)  # 3
+    kept = cut(fused, settings.min_score)  # 4
+    weighed = weigh(fused, kept, settings, access_counts=access_counts, period=period, question=question)  # 5
+    ranking = decay(fused, weighed, settings.temporal_decay, when)  # 6
+    pool, reranked = mmr(ranking, settings.mmr, recall.vectors, k)  # 7
     top = top_k(reranked, k)  # 8
 
     counts = (len(recall.vector), len(recall.keyword), len(fused.candidates), len(kept), len(kept), len(pool),
@@ -239,7 +240,8 @@ class Labels:
 class Fused:
     """Step 3's result: one candidate a chunk, in the order recall first returned them, and their labels.
 
-    ``cuts_merged``: the fusion's ``min_score`` cuts the merged score (the seed's), not the relevance.
+    ``cuts_merged``: the fusion's ``min_score`` cuts the merged score (as the specification's does), not
+    the relevance.
     """
 
     candidates: list[Candidate]
@@ -247,7 +249,7 @@ class Fused:
     cuts_merged: bool
 
 
-def fuse(recall: Recall, config: MemoryConfig) -> Fused:
+def fuse(recall: Recall, config: RankingConfig) -> Fused:
     """Step 3: the candidates of both paths merged by chunk, scored by ``config.fusion`` (of calibrated
     evidence for the default, :func:`~.relevance.calibration`), and labelled
     (:func:`~.relevance.labeller`)."""
@@ -271,7 +273,7 @@ def fuse(recall: Recall, config: MemoryConfig) -> Fused:
 def cut(fused: Fused, min_score: float | None) -> list[int]:
     """Step 4: the places (in ``fused.candidates``) of the candidates an explicit ``min_score`` keeps.
 
-    It cuts the relevance (:mod:`.relevance`); nothing by default. The seed's fusion cuts the merged
+    It cuts the relevance (:mod:`.relevance`); nothing by default. The specification's fusion cuts the merged
     score, by 0 when ``min_score`` is ``None``.
     """
     if fused.cuts_merged:
@@ -293,7 +295,7 @@ class Scored:
     decay: list[float]
 
 
-def weigh(fused: Fused, kept: list[int], config: MemoryConfig, *, access_counts: Mapping[str, int] | None,
+def weigh(fused: Fused, kept: list[int], config: RankingConfig, *, access_counts: Mapping[str, int] | None,
           period: Period | None, question: str) -> Scored:
     """Step 5: each kept candidate's merged score times its source weight and access boost
     (:func:`~.weighting.weight_multiplier`) and its fit to ``question`` (:class:`~.question_fit.QuestionFit`),

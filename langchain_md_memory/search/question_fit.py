@@ -16,9 +16,10 @@ hit's ``weight``:
   what Ann said, while her name is in half the lines of the conversation and weighs little as a
   keyword. A question naming two speakers, or none, weighs nothing; lines without a speaker neither.
 
-LoCoMo (bench/QUALITY.md): the reply below a matching question is the gold turn of many misses,
-a named date the only thing that tells one session's turns from another's, and 97% of the gold
-turns of a question naming one speaker are that speaker's, against 71% of the other hits.
+On conversations (the quality harness's LoCoMo, ``bench/QUALITY.md``) the reply below a matching
+question is the answer many misses lacked, a named date the only thing that tells one session's
+turns from another's, and the answer to a question naming one speaker is nearly always among that
+speaker's lines.
 
 Example:
     .. code-block:: python

@@ -67,25 +67,27 @@ __all__ = [
     "vector_evidence",
 ]
 
-# Measured on the harness (bench/QUALITY.md): LoCoMo R@5 and dev-set no-answer rate.
+# Chosen on the quality harness (bench/QUALITY.md): recall against how often no-answer questions are
+# labelled not confident.
 Z_NONE = 1.0
 """A cosine this many standard deviations above the background is no evidence yet."""
 Z_FULL = 5.0
 """A cosine this many standard deviations above the background is full evidence."""
 CONFIDENT_RELEVANCE = 0.45
-"""A hit at least this relevant answers the query: ``confident`` (dev set: no-answer questions
-labelled not confident vs answered ones labelled confident, bench/QUALITY.md)."""
+"""A hit at least this relevant answers the query: ``confident`` (chosen on the quality harness: no-answer
+questions labelled not confident against answered ones labelled confident)."""
 CONFIDENT_COVERAGE = 0.45
 """The same label on a keyword-only search, read from the hit's coverage of the query's terms (its
 BM25 relative to the best hit is 1.0 for whatever matched best, so it cannot say "unanswered")."""
 FULL_COVERAGE_TERMS = 4
 """The query's heaviest content terms that make up its whole weight (a long query's four rarest)."""
 FULL_COVERAGE_SHARE = 2 / 3
-"""A note holding this share of that weight covers the query fully (dev set: no-answer rate vs R@5)."""
+"""A note holding this share of that weight covers the query fully (chosen on the quality harness)."""
 NO_STRONG_MATCH = "No strong match in memory; closest notes:"
 """What a reader (the tool's model, the CLI's user) is told first when no hit is ``confident``."""
 CROSSED_WEIGHT = 0.7
-"""What a query term held only through a translation weighs, against the term itself (dev set)."""
+"""What a query term held only through a translation weighs, against the term itself (chosen on the
+quality harness)."""
 
 Translations = Mapping[str, Sequence[tuple[str, ...]]]
 """Query term → the terms of each of its translations the memory holds (a translation is held

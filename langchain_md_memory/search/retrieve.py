@@ -7,7 +7,7 @@ Example:
     .. code-block:: python
 
         vector = started_query_vector(embedder, "retirement age", None)  # embedding begun
-        recall = retrieve(index, "retirement age", 24, config, vector)
+        recall = retrieve(index, "retirement age", 24, config.ranking, vector)
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import MemoryConfig
+from ..config import RankingConfig
 from ..embeddings.base import Embedder
 from ..index.base import SearchIndex
 from ..index.scoring import MAX_QUERY_TERMS, NO_SUCH_TERM
@@ -236,20 +236,19 @@ def keyword_completed(index: SearchIndex, terms: Sequence[str], idf: Mapping[str
     return [(record, min(1.0, raw[record.id] / best)) for record in missing if record.id in raw]
 
 
-def retrieve(index: SearchIndex, query: str, pool: int, config: MemoryConfig, vector: QueryVector
+def retrieve(index: SearchIndex, query: str, pool: int, config: RankingConfig, vector: QueryVector
              ) -> Recall:
     """Up to ``pool`` candidates from each path, and stored vectors when MMR compares by cosine.
 
     ``vector`` gives the query's embedding (see :func:`started_query_vector`): asked for after keyword
     recall, which runs while it is computed. Read in one snapshot of the index: both paths see one
-    state of it, and the reads share one transaction (SQLite: each read's own snapshot cost ~0.3 ms a
-    search at 100k chunks).
+    state of it, and the reads share one transaction (on SQLite, cheaper than a snapshot each).
     """
     with index.snapshot():
         return _recall(index, query, pool, config, vector)
 
 
-def _recall(index: SearchIndex, query: str, pool: int, config: MemoryConfig, pending: QueryVector
+def _recall(index: SearchIndex, query: str, pool: int, config: RankingConfig, pending: QueryVector
             ) -> Recall:
     query, bounded = bounded_keywords(index, query)
     terms = query_terms(query)

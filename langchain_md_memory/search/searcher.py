@@ -10,7 +10,7 @@ hit with the memory it came from, and records what it returned.
 Example:
     .. code-block:: python
 
-        ranked = mem.searcher.search("single stock limit", max_results=3, config=mem.config)
+        ranked = searcher.search("single stock limit", max_results=3, config=MemoryConfig())
         print(ranked.funnel, [hit.citation for hit in ranked.hits])
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..config import MemoryConfig
+from ..config import MemoryConfig, RankingConfig
 from ..embeddings import EmbeddingClient
 from ..errors import (
     IndexBusyError,
@@ -80,16 +80,17 @@ class Searcher:
         k = max_results if max_results is not None else config.max_results
         if k < 1:
             raise MemoryInputError(f"max_results must be at least 1, got {k}")
-        check_query_size(query, config.max_query_chars)
+        check_query_size(query, config.limits.max_query_chars)
         today = dt.date.today()
         period, day, strict = asked_period(query, as_of, today)
         self.ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
         pending = self.start_query_vector(query)  # computed while keyword recall reads the index
-        recall = self.recall(query, config.candidate_multiplier * k, config, pending)  # step 1
+        ranking = config.ranking
+        recall = self.recall(query, ranking.candidate_multiplier * k, ranking, pending)  # step 1
         # What the steps read besides: access counts (step 5), the facts valid on an as-of day (step 10),
         # and, through _struck_facts, the facts struck in the files the restated order names (step 9).
         ids = [r.id for r, _ in recall.vector] + [r.id for r, _ in recall.keyword]
-        counts = self.access_counts(ids) if config.access_weight > 0 and ids else None
+        counts = self.access_counts(ids) if config.ranking.access_weight > 0 and ids else None
         asked = self._as_of(day, strict, query, pending()[0]) if day is not None else None
         ranked = run(recall, config, question=query, today=today, max_results=k, period=period, asked=asked,
                      access_counts=counts, struck_facts=self._struck_facts)
@@ -98,7 +99,7 @@ class Searcher:
             lag = f"the index could not be updated ({self.sync_error}); recent changes may be missing"
             note = "; ".join(filter(None, [note, lag]))
         ranked = RankedResults(self._scoped(ranked.hits), ranked.funnel, note, ranked.as_of)
-        if config.access_weight > 0:
+        if config.ranking.access_weight > 0:
             self.record_access([h.chunk_id for h in ranked.hits])
         self.indexer.freshness.start_pending()  # a periodic walk found due: after this search, not during
         return ranked
@@ -118,7 +119,7 @@ class Searcher:
             return None
         return cosines(self.indexer.index, self.embedder, index_identity(self.embedder), vector, texts)
 
-    def recall(self, query: str, pool: int, config: MemoryConfig, vector: QueryVector) -> Recall:
+    def recall(self, query: str, pool: int, config: RankingConfig, vector: QueryVector) -> Recall:
         """Both candidate pools of this memory and its sources, for one ranking over all of them.
 
         ``vector`` waits for the query's embedding (:meth:`start_query_vector`)."""
@@ -130,7 +131,7 @@ class Searcher:
             recall = combined(recall, prefixed(other.recall(query, pool, config, theirs), source.prefix))
         return recall
 
-    def _own_recall(self, query: str, pool: int, config: MemoryConfig, vector: QueryVector) -> Recall:
+    def _own_recall(self, query: str, pool: int, config: RankingConfig, vector: QueryVector) -> Recall:
         """An index that fails mid-use is recovered and asked again."""
         used = self.indexer.index
         try:

@@ -121,7 +121,7 @@ class Indexer:
         """(sync needed, the directory walk made to decide it, if one was)."""
         if self._dirty or self._known is None:
             return True, None
-        limit = self.config.stat_check_max_files
+        limit = self.config.index.stat_check_max_files
         if self.watcher_healthy() or limit == 0:
             return False, None
         if len(self._known) > limit and (state := self.freshness.state()) != "stale":
@@ -165,7 +165,7 @@ class Indexer:
     def _sync_files(self, force: bool, c: SyncStats, progress: ProgressCallback | None,
                     scanned: dict[str, tuple[int, int]] | None = None) -> None:
         known = self.index.file_states()
-        cfg = self.config
+        cfg = self.config.chunking
         signature = chunking_signature(cfg.chunk_tokens, cfg.chunk_overlap_tokens, cfg.chunk_context_tokens)
         # Chunking or terms changed: every file again, recorded once done (an interrupted sync starts over).
         rechunk = self.index.get_meta("chunking") != signature
@@ -221,7 +221,7 @@ class Indexer:
         ``cache_identity``: look the chunks' vectors up in the cache under it (``None``: do not).
         """
         try:
-            found = self.store.read_stamped(path, max_bytes=self.config.max_file_bytes)
+            found = self.store.read_stamped(path, max_bytes=self.config.limits.max_file_bytes)
         except (OSError, MemoryStoreError) as exc:
             logger.warning("skipping %s: %s", path, exc)
             return None
@@ -231,7 +231,7 @@ class Indexer:
         old = self.index.file_state(path)
         if raw is None:
             # Never read a huge file into a search's sync; say so in status instead.
-            reason = f"{stat[1]} bytes, over max_file_bytes={self.config.max_file_bytes}"
+            reason = f"{stat[1]} bytes, over max_file_bytes={self.config.limits.max_file_bytes}"
             if self.skipped.get(path) != reason:
                 logger.warning("not indexing %s: %s", path, reason)
             self.skipped[path] = reason
@@ -284,8 +284,9 @@ class Indexer:
 
     def _chunk_rows(self, path: str, text: str, cache_identity: str | None, c: SyncStats) -> list[ChunkRow]:
         chunks = chunk_markdown(
-            text, chunk_tokens=self.config.chunk_tokens, overlap_tokens=self.config.chunk_overlap_tokens,
-            context_tokens=self.config.chunk_context_tokens,
+            text, chunk_tokens=self.config.chunking.chunk_tokens,
+            overlap_tokens=self.config.chunking.chunk_overlap_tokens,
+            context_tokens=self.config.chunking.chunk_context_tokens,
         )
         now = time.time()
         kind = file_kind(path)
@@ -343,7 +344,7 @@ class Indexer:
                 progress(ProgressEvent("embed", done, total, "chunks"))
 
         outcome = embed_missing(self.index, self.embedder, fingerprint,
-                                batch_size=self.config.embedding_batch_size, report=report)
+                                batch_size=self.config.embedding.batch_size, report=report)
         c.embedded += outcome.embedded
         c.cached += outcome.cached
         c.embed_errors += outcome.errors

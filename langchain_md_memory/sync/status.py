@@ -13,6 +13,7 @@ from typing import Any
 
 from ..embeddings import EmbeddingClient
 from ..text.redaction import scrub
+from ..types import iso_time
 from .indexer import Indexer, index_identity
 from .watcher import MemoryWatcher
 
@@ -47,7 +48,7 @@ def memory_status(location: str, indexer: Indexer, embedder: EmbeddingClient | N
         "index_repaired": index.repaired,
         "sync_error": sync_error,
         "dirty": indexer.dirty,
-        "last_sync": indexer.last_sync,
+        "last_sync": iso_time(indexer.last_sync),
         "watching": watcher is not None and watcher.running,
         "watcher_healthy": watcher is not None and watcher.healthy,
         "watcher_syncs": None if watcher is None else watcher.sync_count,

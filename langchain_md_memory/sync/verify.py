@@ -217,8 +217,8 @@ def _inspect(indexer: Indexer, progress: ProgressCallback | None = None) -> _Fin
         text = raw.decode("utf-8", errors="replace")
         want = sorted(
             (c.start_line, c.end_line, c.hash)
-            for c in chunk_markdown(text, chunk_tokens=config.chunk_tokens,
-                                    overlap_tokens=config.chunk_overlap_tokens)
+            for c in chunk_markdown(text, chunk_tokens=config.chunking.chunk_tokens,
+                                    overlap_tokens=config.chunking.chunk_overlap_tokens)
         )
         if sorted(expected_chunks.get(path, [])) != want:
             problems["chunk_mismatch"].append(path)

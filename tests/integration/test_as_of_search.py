@@ -156,7 +156,7 @@ def test_an_edited_or_removed_file_takes_its_struck_lines_with_it(mem):
     assert not any(OLD in t for t in _texts(mem.search("What was my rent?", as_of=dt.date(2025, 3, 1))))
     mem.write("notes.md", text)
     assert OLD in mem.search("What was my rent?", as_of=dt.date(2025, 3, 1))[0].text
-    mem.remove("notes.md")
+    mem.delete_file("notes.md")
     assert not any(OLD in t for t in _texts(mem.search("What was my rent?", as_of=dt.date(2025, 3, 1))))
 
 

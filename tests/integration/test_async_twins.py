@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory, MemoryIndexError, MemoryPathError, ProjectMemory
+from langchain_md_memory import MarkdownMemory, ProjectMemory
+from langchain_md_memory.errors import MemoryIndexError, MemoryPathError
 from langchain_md_memory.memory import SYNC_TWIN
 
 NOT_TWINNED = {
@@ -51,9 +52,9 @@ def parameters(method: Any) -> list[tuple[str, Any, Any, Any]]:
 def test_every_public_sync_method_has_an_async_twin_with_the_same_parameters(cls: type) -> None:
     names = public_sync_methods(cls)
     # The enumeration sees the whole surface: files, search, index, watcher, lifecycle, archives, projects.
-    assert {"get", "append", "edit", "delete", "write", "update", "remove", "search", "search_detailed",
-            "sync", "rebuild", "verify", "status", "load_session_context", "close", "start_watching",
-            "dream", "export_archive", "import_archive", "for_project"} <= set(names)
+    assert {"get", "append", "edit", "delete_text", "write", "update", "delete_file", "search",
+            "search_detailed", "sync", "rebuild", "verify", "status", "load_session_context", "close",
+            "start_watching", "dream", "export_archive", "import_archive", "for_project"} <= set(names)
     missing = [name for name in names if not inspect.iscoroutinefunction(getattr(cls, twin_name(name), None))]
     assert not missing, f"no async twin for: {missing}"
     differ = [name for name in names
@@ -74,8 +75,8 @@ async def test_aappend_aget_aedit_adelete_change_the_markdown(kw_memory: Markdow
     assert await kw_memory.aedit("short", "detailed") is True
     assert await kw_memory.aedit("nowhere", "x") is False
     assert await kw_memory.aget("MEMORY.md", 1, 1) == "- Prefers detailed answers\n"
-    assert await kw_memory.adelete("- Prefers detailed answers\n") is True
-    assert await kw_memory.adelete("gone") is False
+    assert await kw_memory.adelete_text("- Prefers detailed answers\n") is True
+    assert await kw_memory.adelete_text("gone") is False
     assert await kw_memory.aget("MEMORY.md") == ""
 
 
@@ -101,7 +102,7 @@ async def test_awrite_areplace_lines_aupdate_aremove(kw_memory: MarkdownMemory) 
     mtime_ns, size = await kw_memory.astat("topics.md") or (0, 0)
     assert size == 14 and mtime_ns > 0
     assert await kw_memory.alist_files() == ["topics.md"]
-    assert await kw_memory.aremove("topics.md") is True
+    assert await kw_memory.adelete_file("topics.md") is True
     assert (await kw_memory.aexists("topics.md"), await kw_memory.astat("topics.md")) == (False, None)
 
 
@@ -110,8 +111,8 @@ async def test_asearch_asearch_detailed_and_aload_session_context(kw_memory: Mar
     kw_memory.append("- Deploy on weekdays only", file="daily")
     assert [h.chunk_id for h in await kw_memory.asearch("deploys")] == [
         h.chunk_id for h in kw_memory.search("deploys")]
-    ranked = await kw_memory.asearch_detailed("deploys", max_results=1,
-                                              config=kw_memory.config.merged(mmr={"enabled": False}))
+    no_mmr = kw_memory.config.merged(ranking={"mmr": {"enabled": False}})
+    ranked = await kw_memory.asearch_detailed("deploys", max_results=1, config=no_mmr)
     assert len(ranked.hits) == 1 and ranked.funnel["top_k"] == 1
     context = await kw_memory.aload_session_context(200)
     assert context == kw_memory.load_session_context(200) and "staging" in context

@@ -117,12 +117,12 @@ def test_bm25_scores_match_the_okapi_formula():
 
 
 def test_a_config_memoryconfig_rejects_is_skipped_not_fatal():
-    extra = ['future={"fusion_of_the_future": "rrf"}', 'tight={"min_score": 0.3}']
+    extra = ['future={"fusion_of_the_future": "rrf"}', 'tight={"ranking": {"min_score": 0.3}}']
     specs = resolve_configs(["default", "keyword-only"], extra)
     by_name = {s.name: s for s in specs}
     assert list(by_name) == ["default", "keyword-only", "future", "tight"]
     assert by_name["future"].skipped and by_name["future"].config is None
-    assert by_name["tight"].config is not None and by_name["tight"].config.min_score == 0.3
+    assert by_name["tight"].config is not None and by_name["tight"].config.ranking.min_score == 0.3
     assert by_name["keyword-only"].keyword_only and by_name["default"].overrides == {}
 
 

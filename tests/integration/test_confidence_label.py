@@ -16,7 +16,8 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
-from langchain_md_memory import SEED_RANKING, MarkdownMemory, create_memory_tools
+from langchain_md_memory import MarkdownMemory, create_memory_tools
+from langchain_md_memory.config import SEED_RANKING
 from langchain_md_memory.integrations.nodes import create_recall_node
 
 TOPICS = ["retire", "pension", "bond", "cash", "tax", "house", "car", "travel", "dog", "garden"]
@@ -86,7 +87,7 @@ def test_a_stored_answer_with_weak_evidence_on_both_paths_comes_back_labelled(me
 
 
 def test_an_explicit_min_score_still_cuts(memory_dir: Path) -> None:
-    with _memory(memory_dir, min_score=0.45) as mem:
+    with _memory(memory_dir, ranking={"min_score": 0.45}) as mem:
         assert mem.search("what is my dog called") == []
         kept = mem.search("retire pension")
     assert kept and all(hit.relevance >= 0.45 for hit in kept)
@@ -105,7 +106,7 @@ def test_first_turn_recall_injects_no_hit_that_is_not_confident(memory_dir: Path
 
 
 def test_recall_injects_weak_hits_when_asked_to(memory_dir: Path) -> None:
-    with _memory(memory_dir, recall_confident_only=False) as mem:
+    with _memory(memory_dir, session={"recall_confident_only": False}) as mem:
         update = create_recall_node(mem)({"messages": [HumanMessage("what is my dog called")]})
     assert update
     recall = next(m for m in update["messages"] if m.id == "md-memory-recall")

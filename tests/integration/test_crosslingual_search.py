@@ -92,7 +92,7 @@ def test_an_english_question_over_english_notes_never_reads_the_dictionary(
 
 
 def test_cross_language_keywords_can_be_turned_off(bilingual: Path) -> None:
-    with MarkdownMemory(bilingual, embeddings="none", config={"cross_language": False}) as mem:
+    with MarkdownMemory(bilingual, embeddings="none", config={"ranking": {"cross_language": False}}) as mem:
         hits = mem.search("what does my dad take for his blood pressure?")
     assert all(hit.path != "family.md" for hit in hits)
 
@@ -128,7 +128,7 @@ def test_turned_off_an_english_question_never_reads_the_dictionary(bilingual: Pa
     asked: list[int] = []
     real = retrieve.bundled_dictionary
     monkeypatch.setattr(retrieve, "bundled_dictionary", lambda: asked.append(1) or real())
-    with MarkdownMemory(bilingual, embeddings="none", config={"cross_language": False}) as mem:
+    with MarkdownMemory(bilingual, embeddings="none", config={"ranking": {"cross_language": False}}) as mem:
         mem.search("who is my manager?")
         assert asked == []  # no translations asked for, no Chinese to cut into words
         mem.search("妈妈喜欢什么")

@@ -99,7 +99,7 @@ async def test_the_mcp_server_answers_each_question(folder):
 
 
 def test_the_middlewares_first_turn_recall_survives_the_users_words(mem):
-    mem.config = mem.config.model_copy(update={"recall_confident_only": False})  # keyword hits shown too
+    mem.config = mem.config.merged(session={"recall_confident_only": False})  # keyword hits shown too
     model = ScriptedChatModel(messages=iter([AIMessage("Noted.") for _ in QUESTIONS]))
     agent = create_agent(model, middleware=[MarkdownMemoryMiddleware(mem)])
     for question in QUESTIONS:

@@ -12,7 +12,7 @@ from langchain_md_memory import MarkdownMemory, create_memory_tools
 from langchain_md_memory.cli import main
 from langchain_md_memory.embeddings import EmbeddingClient, providers
 
-CONFIG = {"embedding_retries": 0}
+CONFIG = {"embedding": {"retries": 0}}
 
 
 class Switchable(Embeddings):
@@ -54,7 +54,7 @@ def test_a_failed_document_embedding_is_reported_everywhere(memory_dir: Path) ->
         assert docs and "keyword results only" in docs[0].metadata["degraded"]
 
         emb.documents_down = False
-        mem.indexer._embed_retry_at = 0.0  # skip the back-off a failed provider gets
+        mem._indexer._embed_retry_at = 0.0  # skip the back-off a failed provider gets
         mem.sync()
         assert mem.status()["waiting_for_embeddings"] == 0
         assert mem.search_detailed("bond").degraded is None

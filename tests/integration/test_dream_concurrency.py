@@ -16,9 +16,10 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from langchain_md_memory import MarkdownMemory, create_dream_node
+from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.features.dream import DREAM_LOCK_FILE
 from langchain_md_memory.files.locks import LockFile
+from langchain_md_memory.langgraph import create_dream_node
 from tests.support.memories import write_dated
 
 GOOD = "# Profile\n\n- Prefers ETFs\n- Retire at 55\n"

@@ -44,7 +44,8 @@ def _edit_by_hand(path: Path, text: str) -> None:
 
 def test_a_healthy_watcher_is_trusted_and_a_search_walks_nothing(memory_dir: Path, walks: list[int]) -> None:
     (memory_dir / "MEMORY.md").write_text("- Bond ladder\n", encoding="utf-8")
-    with MarkdownMemory(memory_dir, embeddings="none", config={"watch_debounce_ms": 50}, watch=True) as mem:
+    fast = {"index": {"watch_debounce_ms": 50}}
+    with MarkdownMemory(memory_dir, embeddings="none", config=fast, watch=True) as mem:
         mem.search("bond")
         assert mem.status()["watcher_healthy"] is True
         before = len(walks)
@@ -58,10 +59,11 @@ def test_a_healthy_watcher_is_trusted_and_a_search_walks_nothing(memory_dir: Pat
 
 def test_a_dead_watcher_is_reported_and_the_walk_takes_over(memory_dir: Path, walks: list[int]) -> None:
     (memory_dir / "MEMORY.md").write_text("- Bond ladder\n", encoding="utf-8")
-    with MarkdownMemory(memory_dir, embeddings="none", config={"watch_debounce_ms": 50}, watch=True) as mem:
+    fast = {"index": {"watch_debounce_ms": 50}}
+    with MarkdownMemory(memory_dir, embeddings="none", config=fast, watch=True) as mem:
         mem.search("bond")
-        assert mem.watcher is not None
-        observer = mem.watcher._observer  # the observer thread dies, as peers' watchers do silently
+        assert mem._watcher is not None
+        observer = mem._watcher._observer  # the observer thread dies, as peers' watchers do silently
         assert observer is not None
         observer.stop()
         observer.join()
@@ -81,7 +83,7 @@ def test_without_a_watcher_an_edit_to_any_file_is_found_whatever_the_memory_size
         path.write_text(f"- note {i}\n", encoding="utf-8")
         stamp = time.time() - 1000 + i
         os.utime(path, (stamp, stamp))
-    with MarkdownMemory(memory_dir, embeddings="none", config={"stat_check_max_files": 10}) as mem:
+    with MarkdownMemory(memory_dir, embeddings="none", config={"index": {"stat_check_max_files": 10}}) as mem:
         assert mem.search("note")
         _edit_by_hand(memory_dir / "topic00.md", "- note 0\n- the oldest file now mentions zucchini\n")
         assert [h.path for h in mem.search("zucchini")] == ["topic00.md"]
@@ -89,7 +91,7 @@ def test_without_a_watcher_an_edit_to_any_file_is_found_whatever_the_memory_size
 
 def test_stat_check_zero_turns_the_walk_off(memory_dir: Path, walks: list[int]) -> None:
     (memory_dir / "MEMORY.md").write_text("- Bond ladder\n", encoding="utf-8")
-    with MarkdownMemory(memory_dir, embeddings="none", config={"stat_check_max_files": 0}) as mem:
+    with MarkdownMemory(memory_dir, embeddings="none", config={"index": {"stat_check_max_files": 0}}) as mem:
         mem.search("bond")
         before = len(walks)
         mem.search("bond")
@@ -124,10 +126,10 @@ def no_periodic_walk(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _opened(root: Path) -> MarkdownMemory:
-    mem = MarkdownMemory(root, embeddings="none", config={"stat_check_max_files": 10})
+    mem = MarkdownMemory(root, embeddings="none", config={"index": {"stat_check_max_files": 10}})
     mem.search("note")  # the first sync walks
     _age_folders(root)
-    mem.indexer.freshness.walk()  # remembers the aged folders as trusted
+    mem._indexer.freshness.walk()  # remembers the aged folders as trusted
     return mem
 
 
@@ -149,7 +151,7 @@ def test_above_the_cap_another_writer_and_a_new_file_are_seen_at_once(big_memory
         assert [h.path for h in mem.search("landlord")] == ["memory/2026-01-03.md"]
         assert len(walks) == before + 1
         _age_folders(big_memory)
-        mem.indexer.freshness.walk()
+        mem._indexer.freshness.walk()
         new_log = big_memory / "memory" / "2026-02-01.md"
         new_log.write_text("- booked the zucchini festival\n", encoding="utf-8")
         assert [h.path for h in mem.search("zucchini")] == ["memory/2026-02-01.md"]
@@ -167,7 +169,7 @@ def test_above_the_cap_an_edit_in_place_is_seen_when_the_periodic_walk_is_due(
         later = SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13, time_ns=time.time_ns)
         monkeypatch.setattr(freshness, "time", later)
         mem.search("quince")  # finds the walk due and starts it behind itself
-        mem.indexer.freshness.wait(5)
+        mem._indexer.freshness.wait(5)
         assert [h.path for h in mem.search("quince")] == ["topic0.md"]
 
 
@@ -193,7 +195,7 @@ def test_above_the_cap_a_search_does_not_wait_for_the_periodic_walk(
         assert time.monotonic() - started < 5
         assert mem.search("medlar") == []  # one walk at a time: this search starts no other
         slow.set()
-        mem.indexer.freshness.wait(5)
+        mem._indexer.freshness.wait(5)
         assert [h.path for h in mem.search("medlar")] == ["topic1.md"]
 
 
@@ -221,13 +223,13 @@ def test_above_the_cap_the_periodic_walk_starts_once_the_search_has_answered(
         monkeypatch.setattr(freshness, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13,
                                                                time_ns=time.time_ns))
         mem.search("note")
-        mem.indexer.freshness.wait(5)
+        mem._indexer.freshness.wait(5)
         assert events == ["recall", "walk"]  # the walk does not compete with the search it found due
 
 
 def test_folders_changed_just_before_a_walk_are_not_trusted(big_memory: Path, walks: list[int],
                                                             no_periodic_walk: None) -> None:
-    with MarkdownMemory(big_memory, embeddings="none", config={"stat_check_max_files": 10}) as mem:
+    with MarkdownMemory(big_memory, embeddings="none", config={"index": {"stat_check_max_files": 10}}) as mem:
         mem.search("note")  # the folders were written a moment ago
         before = len(walks)
         for _ in range(3):
@@ -237,7 +239,7 @@ def test_folders_changed_just_before_a_walk_are_not_trusted(big_memory: Path, wa
 
 def test_at_or_below_the_cap_every_search_walks(big_memory: Path, walks: list[int],
                                                 no_periodic_walk: None) -> None:
-    with MarkdownMemory(big_memory, embeddings="none", config={"stat_check_max_files": 12}) as mem:
+    with MarkdownMemory(big_memory, embeddings="none", config={"index": {"stat_check_max_files": 12}}) as mem:
         mem.search("note")
         _age_folders(big_memory)
         before = len(walks)
@@ -263,9 +265,9 @@ def test_a_failed_background_walk_makes_the_next_search_walk_itself(
         later = SimpleNamespace(monotonic=lambda: time.monotonic() + 1e13, time_ns=time.time_ns)
         monkeypatch.setattr(freshness, "time", later)
         mem.search("note")
-        mem.indexer.freshness.wait(5)
+        mem._indexer.freshness.wait(5)
         assert "background walk of the memory folder failed" in caplog.text
-        assert mem.indexer.freshness.state() == "stale"
+        assert mem._indexer.freshness.state() == "stale"
         monkeypatch.setattr(MarkdownStore, "scan", real)
         _edit_by_hand(big_memory / "topic2.md", "- topic note 2\n- loquat tart\n")
         assert [h.path for h in mem.search("loquat")] == ["topic2.md"]  # walked in the search

@@ -11,7 +11,7 @@ from langchain_md_memory.text import script_group
 from tests.support.embeddings import AxisEmbeddings, cosine
 
 VOCAB = ["retire", "sixty", "million", "pension", "cash", "bond"]
-SMALL_CHUNKS = {"chunk_tokens": 16, "chunk_overlap_tokens": 0, "embedding_retries": 0}
+SMALL_CHUNKS = {"chunking": {"chunk_tokens": 16, "chunk_overlap_tokens": 0}, "embedding": {"retries": 0}}
 
 
 @pytest.fixture
@@ -27,9 +27,9 @@ def open_memory(path, emb, *, seed=False, **config):
 def test_both_path_score_is_the_weighted_sum_of_vector_and_keyword(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text("Retire at sixty with a pension.\n")
     (memory_dir / "cash.md").write_text("Cash buffer: six months.\n")
-    with open_memory(memory_dir, emb, mmr={"enabled": False}, seed=True) as mem:
+    with open_memory(memory_dir, emb, ranking={"mmr": {"enabled": False}}, seed=True) as mem:
         hit = mem.search("retire pension")[0]
-    assert hit.source == "both"
+    assert hit.retrieved_by == "both"
     expected_v = cosine(emb.vector("retire pension"), emb.vector("Retire at sixty with a pension."))
     assert hit.vector_score == pytest.approx(expected_v, abs=1e-6)
     assert hit.keyword_score == 1.0
@@ -44,7 +44,7 @@ def test_weights_renormalise_to_the_vector_path_when_keywords_find_nothing(memor
         ranked = mem.search_detailed("pension")
     assert ranked.funnel["keyword"] == 0
     hit = ranked.hits[0]
-    assert hit.source == "vector" and hit.keyword_score is None
+    assert hit.retrieved_by == "vector" and hit.keyword_score is None
     # the chunk lies on the "sixty" and "pension" axes, the query on "pension" alone
     assert hit.vector_score == pytest.approx(1 / 2**0.5, abs=1e-6)
     assert hit.score == pytest.approx(hit.vector_score)
@@ -52,7 +52,7 @@ def test_weights_renormalise_to_the_vector_path_when_keywords_find_nothing(memor
 
 def test_custom_weights_are_renormalised(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text("Retire at sixty with a pension.\n")
-    with open_memory(memory_dir, emb, vector_weight=1.0, text_weight=1.0, seed=True) as mem:
+    with open_memory(memory_dir, emb, ranking={"vector_weight": 1.0, "text_weight": 1.0}, seed=True) as mem:
         hit = mem.search("retire pension")[0]
     assert hit.score == pytest.approx(0.5 * hit.vector_score + 0.5 * hit.keyword_score)
 
@@ -61,10 +61,11 @@ def test_min_score_cuts_weak_hits(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text(
         "Retire at sixty.\n\nCash buffer before I retire, cash cash cash.\n"
     )
-    with open_memory(memory_dir, emb, mmr={"enabled": False}, seed=True) as mem:
+    with open_memory(memory_dir, emb, ranking={"mmr": {"enabled": False}}, seed=True) as mem:
         all_hits = mem.search("retire", max_results=5)
         weakest = min(h.score for h in all_hits)
-        cut = mem.search_detailed("retire", max_results=5, config=mem.config.merged(min_score=weakest + 1e-3))
+        tighter = mem.config.merged(ranking={"min_score": weakest + 1e-3})
+        cut = mem.search_detailed("retire", max_results=5, config=tighter)
     assert len(all_hits) == 2
     assert len(cut.hits) == 1
     assert all(h.score >= weakest + 1e-3 for h in cut.hits)
@@ -76,14 +77,14 @@ def test_thirty_day_old_daily_hit_has_half_decay_and_ranks_under_todays_copy(mem
     text = "Bond ladder decision: buy five rungs.\n"
     (memory_dir / f"{old.isoformat()}.md").write_text(text)
     (memory_dir / f"{today.isoformat()}.md").write_text(text)
-    with open_memory(memory_dir, emb, mmr={"enabled": False}, seed=True) as mem:
+    with open_memory(memory_dir, emb, ranking={"mmr": {"enabled": False}}, seed=True) as mem:
         hits = mem.search("bond ladder")
     assert [h.path for h in hits] == [f"{today.isoformat()}.md", f"{old.isoformat()}.md"]
     assert hits[0].decay == 1.0
     assert hits[1].decay == pytest.approx(0.5)
     assert hits[1].score == pytest.approx(hits[0].score * 0.5)
     # The default keeps the order but floors the decay: 0.8 + 0.2 · 0.5.
-    with open_memory(memory_dir, emb, mmr={"enabled": False}) as mem:
+    with open_memory(memory_dir, emb, ranking={"mmr": {"enabled": False}}) as mem:
         hits = mem.search("bond ladder")
     assert [h.path for h in hits] == [f"{today.isoformat()}.md", f"{old.isoformat()}.md"]
     assert hits[1].decay == pytest.approx(0.9)
@@ -114,9 +115,9 @@ def test_mmr_brings_a_distinct_relevant_chunk_into_the_top_two(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text(DUPES)
     with open_memory(memory_dir, emb, max_results=2) as mem:
         on = mem.search("retire at sixty")
-    with open_memory(memory_dir, emb, max_results=2, mmr={"enabled": False}) as mem:
+    with open_memory(memory_dir, emb, max_results=2, ranking={"mmr": {"enabled": False}}) as mem:
         off = mem.search("retire at sixty")
-    with open_memory(memory_dir, emb, max_results=2, mmr={"lambda": 1.0}) as mem:
+    with open_memory(memory_dir, emb, max_results=2, ranking={"mmr": {"lambda": 1.0}}) as mem:
         pure = mem.search("retire at sixty")
     assert "Pension plan" in on[1].text and on[1].relevance_rank == 4
     assert all("two million" in h.text for h in off)
@@ -125,7 +126,7 @@ def test_mmr_brings_a_distinct_relevant_chunk_into_the_top_two(memory_dir, emb):
 
 def test_mmr_with_embedding_cosine_similarity_also_diversifies(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text(DUPES)
-    with open_memory(memory_dir, emb, max_results=2, mmr={"similarity": "cosine"}) as mem:
+    with open_memory(memory_dir, emb, max_results=2, ranking={"mmr": {"similarity": "cosine"}}) as mem:
         hits = mem.search("retire at sixty")
     assert "Pension plan" in hits[1].text
 
@@ -175,7 +176,7 @@ def test_embedding_outage_at_query_time_answers_from_keywords(memory_dir, emb):
         emb.fail = TimeoutError("provider timed out")
         ranked = mem.search_detailed("cash")
     assert ranked.degraded is not None and "keyword" in ranked.degraded
-    assert [h.source for h in ranked.hits] == ["keyword"]
+    assert [h.retrieved_by for h in ranked.hits] == ["keyword"]
     assert ranked.hits[0].score == ranked.hits[0].keyword_score == 1.0
 
 
@@ -186,13 +187,13 @@ def test_embedding_outage_at_index_time_still_indexes_keywords_and_recovers(memo
         mem.sync()
         assert "down" in mem.status()["embedding_error"]
         assert mem.status()["embedded"] == 0
-        assert mem.search("retire")[0].source == "keyword"
+        assert mem.search("retire")[0].retrieved_by == "keyword"
         emb.fail = None
-        mem.indexer._embed_retry_at = 0.0  # skip the back-off window in the test
-        mem.indexer.embedding_error = None
+        mem._indexer._embed_retry_at = 0.0  # skip the back-off window in the test
+        mem._indexer.embedding_error = None
         mem.sync()
         assert mem.status()["embedded"] == 1
-        assert mem.search("retire")[0].source == "both"
+        assert mem.search("retire")[0].retrieved_by == "both"
 
 
 CHECKUP = """# Session checkup
@@ -223,7 +224,7 @@ def test_a_short_reply_is_found_through_the_question_it_answers(memory_dir):
     reply, hits = ranked()
     assert [h.path for h in hits[:2]] == ["sessions/checkup.md"] * 2 and reply in hits[:2]
     assert reply.relevance >= 0.45 and "blood" not in reply.text  # relevant; the context is not shown
-    alone, hits = ranked(chunk_context_tokens=0)
+    alone, hits = ranked(chunking={"chunk_context_tokens": 0})
     assert alone.relevance < 0.45 and hits[-1] == alone  # alone it means nothing: last, below the gym note
 
 
@@ -276,7 +277,7 @@ def test_a_short_english_note_in_a_chinese_log_is_measured_as_english(memory_dir
         "## 13:00 生日\n- 妹妹打电话说妈妈的生日想在成都过，生日蛋糕已经订好了。\n\n"
         "## Pre-compaction memory flush\n- Prefers aisle seats on flights.\n"
     )
-    with MarkdownMemory(memory_dir, embeddings=emb, config=MemoryConfig(min_score=0.0)) as mem:
+    with MarkdownMemory(memory_dir, embeddings=emb, config=MemoryConfig(ranking={"min_score": 0.0})) as mem:
         hits = mem.search("房租多少钱？", max_results=30)
     assert hits[0].path == "rent.md"
     flush = next(h.vector_score for h in hits if "aisle" in h.text)
@@ -290,14 +291,15 @@ def test_a_vector_hit_below_the_keyword_pool_keeps_its_keyword_score(memory_dir)
     (memory_dir / "c.md").write_text("Pension bond.\n")
     # Third by BM25 (the longest), first by cosine (its annuity is a pension to the embedding).
     (memory_dir / "b.md").write_text("Company annuity: the pension fund pays out monthly from sixty-five.\n")
-    pool_of_two = {"max_results": 2, "candidate_multiplier": 1, "mmr": {"enabled": False}}
+    pool_of_two = {"max_results": 2, "ranking": {"candidate_multiplier": 1, "mmr": {"enabled": False}}}
     with open_memory(memory_dir, emb, **pool_of_two) as mem:
         completed = mem.search_detailed("pension")
-    with open_memory(memory_dir, emb, complete_keyword_scores=False, **pool_of_two) as mem:
+    alone = {**pool_of_two, "ranking": {**pool_of_two["ranking"], "complete_keyword_scores": False}}
+    with open_memory(memory_dir, emb, **alone) as mem:
         as_returned = mem.search_detailed("pension")
     (hit,) = (h for h in completed.hits if h.path == "b.md")
     (seed_hit,) = (h for h in as_returned.hits if h.path == "b.md")
-    assert seed_hit.source == "vector" and seed_hit.keyword_score is None  # keyword recall kept a and c
-    assert hit.source == "both" and 0.0 < hit.keyword_score < 1.0
+    assert seed_hit.retrieved_by == "vector" and seed_hit.keyword_score is None  # keyword recall kept a and c
+    assert hit.retrieved_by == "both" and 0.0 < hit.keyword_score < 1.0
     assert hit.vector_score == seed_hit.vector_score and hit.score > seed_hit.score
     assert completed.funnel["keyword"] == 3 and as_returned.funnel["keyword"] == 2

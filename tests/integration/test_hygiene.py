@@ -40,7 +40,8 @@ def test_api_key_and_card_number_in_memory_update_never_reach_disk(mem):
 
 
 def test_redaction_switched_off_keeps_raw_notes(tmp_path):
-    with MarkdownMemory(tmp_path / "m", embeddings="none", config={"redact_writes": False}) as raw:
+    raw_notes = {"hygiene": {"redact_writes": False}}
+    with MarkdownMemory(tmp_path / "m", embeddings="none", config=raw_notes) as raw:
         create_memory_tools(raw)[2].invoke({"content": f"- key {API_KEY}"})
         assert API_KEY in raw.get("MEMORY.md")
 
@@ -76,7 +77,7 @@ def test_a_changed_number_is_not_a_duplicate(mem):
 
 
 def test_dedup_across_memory_files_when_asked(tmp_path):
-    with MarkdownMemory(tmp_path / "m", embeddings="none", config={"dedup": "memory"}) as memory:
+    with MarkdownMemory(tmp_path / "m", embeddings="none", config={"hygiene": {"dedup": "memory"}}) as memory:
         memory.append("- Allergic to peanuts", file="health.md")
         out = create_memory_tools(memory)[2].invoke({"content": "- allergic to peanuts", "file": "daily"})
         assert "health.md#L1" in out
@@ -110,7 +111,7 @@ def test_a_flushed_fact_shows_its_thread_in_memory_get_and_in_the_hit(mem):
     from langchain_core.messages import HumanMessage
     from langgraph.graph import START, MessagesState, StateGraph
 
-    from langchain_md_memory import create_memory_flush_node
+    from langchain_md_memory.langgraph import create_memory_flush_node
 
     graph = StateGraph(MessagesState)
     graph.add_node("flush", create_memory_flush_node(
@@ -233,7 +234,7 @@ def test_a_fact_superseded_today_outranks_a_month_old_log_of_the_old_value(tmp_p
     # The log holds the old value as an event and matches the question a little better; the
     # superseding line carries the day it was written, so it is the newer statement and ranks
     # first. Without provenance nothing dates the new line and the log keeps its lead.
-    config = MemoryConfig(provenance=provenance)
+    config = MemoryConfig(hygiene={"provenance": provenance})
     with MarkdownMemory(tmp_path / "memory", embeddings="none", config=config) as mem:
         mem.append("# Memory\n\n## Gym\n- Prefers tea over coffee.\n- Lives in Lisbon with Tomás.\n"
                    "- Gym: Holmes Place Saldanha, weekday mornings.")
@@ -254,7 +255,7 @@ def test_an_old_log_restating_a_superseded_value_ranks_below_its_replacement(tmp
     # The log says the old value in the question's own words and far outscores the new fact, beyond
     # what "newer statements first" moves; it holds the value that changed (biweekly), so it is a
     # statement of the superseded fact and goes just below the replacement. newer_first=1.0 turns both off.
-    config = MemoryConfig(temporal_decay={"newer_first": 0.8 if rule else 1.0})
+    config = MemoryConfig(ranking={"temporal_decay": {"newer_first": 0.8 if rule else 1.0}})
     old = "On-call: biweekly rotation, handover Mondays at 14:00; PagerDuty schedule risk-primary."
     with MarkdownMemory(tmp_path / "memory", embeddings="none", config=config) as mem:
         mem.write("work.md", f"# Work\n\n## Team\n- Manager: Priya Raman.\n- {old}\n"

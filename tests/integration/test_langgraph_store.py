@@ -22,8 +22,8 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from langchain_md_memory import MarkdownMemory, MemoryPathError
-from langchain_md_memory.errors import MemoryInputError, MemoryStoreError
+from langchain_md_memory import MarkdownMemory
+from langchain_md_memory.errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from langchain_md_memory.files.store import MarkdownStore
 from langchain_md_memory.integrations.basestore import NAMESPACE_FILE, MarkdownBaseStore, unindexed_file_name
 from langchain_md_memory.integrations.tools import create_memory_tools
@@ -426,7 +426,7 @@ def test_query_is_ranked_by_the_hybrid_pipeline_with_scores(store: MarkdownBaseS
 def test_query_returns_every_item_passing_the_filter_however_weak_its_match(
     store: MarkdownBaseStore,
 ) -> None:
-    store.memory.config = store.memory.config.merged(min_score=0.9)
+    store.memory.config = store.memory.config.merged(ranking={"min_score": 0.9})
     store.put(ALICE, "tea", {"content": "tea tea tea, oolong tea", "kind": "drink"})
     store.put(ALICE, "weak", {"content": "once had a cup of tea in 2019 with a lot of other words around it",
                               "kind": "drink"})

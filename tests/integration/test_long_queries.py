@@ -15,10 +15,11 @@ from typing import ClassVar
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from langchain_md_memory import MarkdownMemory, MemoryInputError, create_memory_tools
+from langchain_md_memory import MarkdownMemory, create_memory_tools
 from langchain_md_memory.cli import main
 from langchain_md_memory.embeddings import EmbeddingClient
 from langchain_md_memory.embeddings.client import REMOTE_QUERY_CHARS
+from langchain_md_memory.errors import MemoryInputError
 
 FILLER = " ".join(f"{word}{n}" for n in range(12) for word in (
     "meeting", "quarterly", "planning", "routine", "budget", "review", "agenda", "minutes")) + " "
@@ -63,7 +64,7 @@ def test_the_bounded_form_is_the_same_through_every_surface(mem: MarkdownMemory,
 
 
 def test_a_query_over_max_query_chars_is_refused_by_name(memory_dir: Path) -> None:
-    with MarkdownMemory(memory_dir, embeddings="none", config={"max_query_chars": 10_000}) as mem:
+    with MarkdownMemory(memory_dir, embeddings="none", config={"limits": {"max_query_chars": 10_000}}) as mem:
         mem.append("- Feeds the sourdough starter every Sunday")
         with pytest.raises(MemoryInputError, match="max_query_chars=10000"):
             mem.search(pasted(20_000))

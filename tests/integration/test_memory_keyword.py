@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory, MemoryIndexError, MemorySearchResult
+from langchain_md_memory import MarkdownMemory, MemorySearchResult
+from langchain_md_memory.errors import MemoryIndexError
 
 PREFS = "## 用户偏好\n- 风险偏好保守;单只个股不超过总仓位 5%\n\n## Goals\n- Retire at 60 with 2M invested\n"
 
@@ -25,7 +26,7 @@ def test_chinese_substring_is_found_in_keyword_only_mode(kw_memory):
     assert isinstance(top, MemorySearchResult)
     assert "单只个股不超过总仓位 5%" in top.text
     assert top.path == "MEMORY.md"
-    assert top.source == "keyword"
+    assert top.retrieved_by == "keyword"
     assert top.vector_score is None
     assert top.score == top.keyword_score == 1.0
     assert top.file_kind == "evergreen" and top.decay == 1.0
@@ -131,7 +132,7 @@ def test_edit_and_delete_of_absent_text_return_false_and_change_nothing(kw_memor
     kw_memory.append("- keep me")
     before = (memory_dir / "MEMORY.md").read_bytes()
     assert kw_memory.edit("not there", "x") is False
-    assert kw_memory.delete("not there") is False
+    assert kw_memory.delete_text("not there") is False
     assert (memory_dir / "MEMORY.md").read_bytes() == before
 
 
@@ -192,7 +193,7 @@ def test_status_reports_files_and_chunks(kw_memory):
     info = kw_memory.status()
     assert info["files"] == 1 and info["chunks"] >= 1
     assert info["embedded"] == 0 and info["provider"] is None
-    assert info["last_sync"] <= time.time()
+    assert dt.datetime.fromisoformat(info["last_sync"]).timestamp() <= time.time()
 
 
 def test_rebuild_swaps_in_a_complete_index(kw_memory, memory_dir):

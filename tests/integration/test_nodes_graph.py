@@ -12,7 +12,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from langchain_md_memory import DEFAULT_PROMPTS, create_memory_flush_node, create_session_context_node
 from langchain_md_memory.features.flush import FLUSH_HEADING
 from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
@@ -22,6 +21,8 @@ from langchain_md_memory.integrations.nodes import (
     create_recall_node,
 )
 from langchain_md_memory.integrations.prompt_context import RECALL_ID, SESSION_CONTEXT_ID
+from langchain_md_memory.langgraph import create_memory_flush_node, create_session_context_node
+from langchain_md_memory.prompts import DEFAULT_PROMPTS
 from langchain_md_memory.text import estimate_tokens
 
 MEMORY = """# Long-term memory
@@ -284,7 +285,7 @@ async def test_nodes_can_be_called_directly_sync_and_async(mem):
 
 
 def test_recall_on_a_failing_memory_injects_nothing_and_the_graph_goes_on(mem, monkeypatch):
-    from langchain_md_memory import MemoryIndexError
+    from langchain_md_memory.errors import MemoryIndexError
 
     def broken(*args, **kwargs):
         raise MemoryIndexError("database is locked")

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory, MemoryConfig, MemoryPathError
+from langchain_md_memory import MarkdownMemory, MemoryConfig
+from langchain_md_memory.errors import MemoryPathError
 from langchain_md_memory.files.projects import HOME_ENV, project_id
 from langchain_md_memory.text import estimate_tokens
 from tests.support.repos import git_repo
@@ -133,21 +134,21 @@ def test_edit_and_delete_reach_the_global_file(mem, home):
     mem.append("- prefers tabs", file="~global/MEMORY.md")
     assert mem.edit("tabs", "spaces", file="~global/MEMORY.md")
     assert (home / "MEMORY.md").read_text(encoding="utf-8") == "- prefers spaces\n"
-    assert mem.delete("- prefers spaces", file="~global/MEMORY.md")
+    assert mem.delete_text("- prefers spaces", file="~global/MEMORY.md")
     assert [h.scope for h in mem.search("prefers spaces")] == []
 
 
 def test_close_closes_both_memories_and_their_watchers(repo, home):
     m = MarkdownMemory.for_project(repo, root=home, embeddings="none",
-                                   config=MemoryConfig(watch_debounce_ms=100), watch=True)
+                                   config=MemoryConfig(index={"watch_debounce_ms": 100}), watch=True)
     assert m.watching and m.global_memory is not None and m.global_memory.watching
     m.append("- watched project fact")
     deadline = time.monotonic() + 3
-    while m.watcher is not None and m.watcher.sync_count == 0 and time.monotonic() < deadline:
+    while m._watcher is not None and m._watcher.sync_count == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert m.watcher is not None and m.watcher.sync_count >= 1
+    assert m._watcher is not None and m._watcher.sync_count >= 1
     # the global watcher is not recursive: a project write is none of its business
-    assert m.global_memory.watcher is not None and m.global_memory.watcher.event_count == 0
+    assert m.global_memory._watcher is not None and m.global_memory._watcher.event_count == 0
     m.close()
     assert not m.watching and not m.global_memory.watching
     assert not [t for t in threading.enumerate() if t.name.startswith("md-memory-watcher")]
@@ -208,7 +209,7 @@ def test_every_method_that_takes_a_file_routes_global_paths(mem, home, monkeypat
         and set(FILE_PARAMETERS) & set(inspect.signature(fn).parameters)
         and name != "export_archive"  # its path is the archive written, outside the memory
     )
-    assert {"get", "append", "replace_lines", "update", "remove", "read_bytes", "exists", "stat"} <= set(
+    assert {"get", "append", "replace_lines", "update", "delete_file", "read_bytes", "exists", "stat"} <= set(
         takes_a_file)
     asked: list[str] = []
     route = type(mem)._route
@@ -232,5 +233,5 @@ def test_every_method_that_takes_a_file_routes_global_paths(mem, home, monkeypat
     assert mem.replace_lines("~global/rules.md", 1, 1, "- uno") == "- one\n"
     assert mem.update("~global/rules.md", lambda text: (text or "") + "- three\n")
     assert (home / "rules.md").read_text() == "- uno\n- two\n- three\n"
-    assert mem.remove("~global/rules.md") and not (home / "rules.md").exists()
+    assert mem.delete_file("~global/rules.md") and not (home / "rules.md").exists()
     assert not mem.exists("~global/rules.md") and mem.stat("~global/rules.md") is None

@@ -16,17 +16,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langchain_md_memory import (
-    DEFAULT_PROMPTS,
-    FINANCE_PROMPTS,
-    MarkdownMemoryMiddleware,
-    MemoryPrompts,
-    create_memory_flush_node,
-    create_memory_tools,
-    create_session_context_node,
-)
+from langchain_md_memory import MarkdownMemoryMiddleware, MemoryPrompts, create_memory_tools
 from langchain_md_memory.integrations.nodes import MemoryState, create_recall_node
-from langchain_md_memory.prompts import flush_prompt
+from langchain_md_memory.langgraph import create_memory_flush_node, create_session_context_node
+from langchain_md_memory.prompts import DEFAULT_PROMPTS, FINANCE_PROMPTS, flush_prompt
 from tests.support.models import RecordingModel, ScriptedChatModel
 
 CONVENTIONS = """# Conventions

@@ -38,7 +38,7 @@ class WaitsForKeywordRecall(Embeddings):
 def _memory(memory_dir: Path, emb: Any) -> MarkdownMemory:
     (memory_dir / "MEMORY.md").write_text("- Bond ladder: five rungs, one a year\n- Cash: six months\n",
                                           encoding="utf-8")
-    return MarkdownMemory(memory_dir, embeddings=emb, config={"embedding_retries": 0})
+    return MarkdownMemory(memory_dir, embeddings=emb, config={"embedding": {"retries": 0}})
 
 
 def test_keyword_recall_runs_while_the_query_is_embedded(memory_dir: Path,

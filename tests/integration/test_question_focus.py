@@ -14,7 +14,7 @@ def test_the_reply_ranks_above_the_stored_question_that_shares_the_words(memory_
         "Nate: My favourite dish from the cooking show is the coconut ice cream, dairy-free.\n")
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         hits = mem.search("favourite dish from the cooking show")
-    with MarkdownMemory(memory_dir, embeddings="none", config={"question_weight": 1.0}) as mem:
+    with MarkdownMemory(memory_dir, embeddings="none", config={"ranking": {"question_weight": 1.0}}) as mem:
         unweighted = mem.search("favourite dish from the cooking show")
     assert unweighted[0].path == "chat/t1.md"  # the question holds every word of the query
     assert hits[0].path == "chat/t2.md"
@@ -51,7 +51,7 @@ def test_the_named_speakers_own_line_ranks_above_another_speaker_echoing_the_wor
     question = "When did Melanie paint the lake sunrise?"
     with MarkdownMemory(memory_dir, embeddings="none") as mem:
         hits = mem.search(question)
-    with MarkdownMemory(memory_dir, embeddings="none", config={"speaker_weight": 1.0}) as mem:
+    with MarkdownMemory(memory_dir, embeddings="none", config={"ranking": {"speaker_weight": 1.0}}) as mem:
         unweighted = mem.search(question)
     assert unweighted[0].path == "chat/t1.md"  # Caroline's line is the shorter, it names Melanie too
     assert hits[0].path == "chat/t2.md"

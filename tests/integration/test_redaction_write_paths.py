@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory, MemoryInputError
+from langchain_md_memory import MarkdownMemory
+from langchain_md_memory.errors import MemoryInputError
 from langchain_md_memory.files.store import MarkdownStore
 from langchain_md_memory.files.transfer import pull, push
 from tests.support.secret_shapes import SECRET_SHAPES

@@ -31,7 +31,7 @@ def _memory(tmp_path_factory: pytest.TempPathFactory) -> MarkdownMemory:
     return MarkdownMemory(
         path,
         embeddings=AxisEmbeddings(["bond", "cash", "retire"]),
-        config={"chunk_tokens": 16, "chunk_overlap_tokens": 0},
+        config={"chunking": {"chunk_tokens": 16, "chunk_overlap_tokens": 0}},
     )
 
 
@@ -77,22 +77,22 @@ def test_documents_carry_the_hit_fields_and_the_chunk_id(mem):
 
 
 def test_k_and_config_overrides_apply_at_construction_and_invoke(mem):
-    retriever = mem.as_retriever(k=3, mmr={"enabled": False})
+    retriever = mem.as_retriever(k=3, ranking={"mmr": {"enabled": False}})
     assert len(retriever.invoke("bond")) == 3
     assert len(retriever.invoke("bond", k=1)) == 1
     # min_score cuts each hit's relevance. No note is about both: a bond note scores its cosine (0.71);
     # the retire note holds "retire", in one note of five, most of the question's weight (coverage 1).
-    loose = retriever.invoke("retire bond", min_score=0.5)
+    loose = retriever.invoke("retire bond", ranking={"min_score": 0.5})
     relevance = {d.page_content: d.metadata["relevance"] for d in loose}
     assert len(loose) == 3 and relevance.pop("Retire at sixty with a pension.") == 1.0
     assert all(value == pytest.approx(0.5**0.5) for value in relevance.values())
-    strict = retriever.invoke("retire bond", min_score=0.99)
+    strict = retriever.invoke("retire bond", ranking={"min_score": 0.99})
     assert [d.page_content for d in strict] == ["Retire at sixty with a pension."]
 
 
 def test_invalid_override_fails_at_construction(mem):
     with pytest.raises(ValueError):
-        mem.as_retriever(min_score=-1)
+        mem.as_retriever(ranking={"min_score": -1})
 
 
 async def test_ainvoke_matches_invoke(mem):

@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from langchain_md_memory import create_session_log_node, write_session_log
 from langchain_md_memory.features.transcripts import awrite_session_log
+from langchain_md_memory.langgraph import create_session_log_node, write_session_log
 from tests.support.models import ToolAcceptingListModel
 
 SECRET = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"

@@ -15,7 +15,8 @@ from langchain_tests.unit_tests import ToolsUnitTests
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from langchain_md_memory import MarkdownMemory, MemoryIndexError, create_memory_tools
+from langchain_md_memory import MarkdownMemory, create_memory_tools
+from langchain_md_memory.errors import MemoryIndexError
 
 MEMORY = """# Long-term memory
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory, MemoryPathError
+from langchain_md_memory import MarkdownMemory
+from langchain_md_memory.errors import MemoryPathError
 from langchain_md_memory.files.transfer import TransferError, pull, push
 
 FILE_THEN_FOLDER = "'a.md/b.md' is not reachable inside the memory directory: 'a.md' is not a plain folder"

@@ -39,20 +39,20 @@ def indexed(mem, word):
 
 @pytest.fixture
 def live(memory_dir):
-    mem = MarkdownMemory(memory_dir, embeddings="none", config=MemoryConfig(watch_debounce_ms=DEBOUNCE_MS),
-                         watch=True)
+    config = MemoryConfig(index={"watch_debounce_ms": DEBOUNCE_MS})
+    mem = MarkdownMemory(memory_dir, embeddings="none", config=config, watch=True)
     mem.sync()
     yield mem
     mem.close()
 
 
 def test_an_outside_write_is_searchable_within_three_debounces_without_sync(live, memory_dir):
-    assert live.watching and live.watcher is not None
-    assert live.watcher.backend == "InotifyObserver"
+    assert live.watching and live._watcher is not None
+    assert live._watcher.backend == "InotifyObserver"
     (memory_dir / "goals.md").write_text("- Retire at 55 with a paid-off flat\n", encoding="utf-8")
     # The watcher counts a sync once it has returned, a moment after its writes are readable.
-    assert wait_for(lambda: indexed(live, "flat") and live.watcher.sync_count > 0, 3 * DEBOUNCE_MS / 1000)
-    assert live.watcher.sync_count == 1
+    assert wait_for(lambda: indexed(live, "flat") and live._watcher.sync_count > 0, 3 * DEBOUNCE_MS / 1000)
+    assert live._watcher.sync_count == 1
     assert live.search("paid-off flat")[0].path == "goals.md"
 
 
@@ -63,21 +63,21 @@ def test_fifty_rapid_writes_cause_at_most_three_syncs(live, memory_dir):
         else:
             (memory_dir / "burst.md").write_text(f"- revision {i} marker{i}\n", encoding="utf-8")
     assert wait_for(lambda: indexed(live, "marker49"), 10)
-    assert live.watcher is not None
-    assert wait_for(lambda: live.watcher.sync_count >= 1 and not live.watcher.pending, 5)
+    assert live._watcher is not None
+    assert wait_for(lambda: live._watcher.sync_count >= 1 and not live._watcher.pending, 5)
     # watchdog may fold a burst into few events (seen: 2 for 50 writes under load); what matters is that
     # the burst was seen and indexed through the watcher, in at most three syncs.
-    assert live.watcher.event_count >= 1
-    assert 1 <= live.watcher.sync_count <= 3
+    assert live._watcher.event_count >= 1
+    assert 1 <= live._watcher.sync_count <= 3
     assert not indexed(live, "marker48")
 
 
 def test_index_writes_and_ignored_files_cause_no_sync_over_five_idle_seconds(live, memory_dir):
     live.append("- settled fact")
     assert wait_for(lambda: indexed(live, "settled"), 5)
-    assert live.watcher is not None
-    assert wait_for(lambda: not live.watcher.pending, 5)
-    syncs, events = live.watcher.sync_count, live.watcher.event_count
+    assert live._watcher is not None
+    assert wait_for(lambda: not live._watcher.pending, 5)
+    syncs, events = live._watcher.sync_count, live._watcher.event_count
     live.sync(force=True)
     live.rebuild()
     live.search("settled fact")
@@ -89,8 +89,8 @@ def test_index_writes_and_ignored_files_cause_no_sync_over_five_idle_seconds(liv
     (memory_dir / ".obsidian" / "workspace.md").write_text("hidden", encoding="utf-8")
     (memory_dir / "index.sqlite-journal").write_text("x", encoding="utf-8")
     time.sleep(5)
-    assert (live.watcher.sync_count, live.watcher.event_count) == (syncs, events)
-    assert live.watcher.error_count == 0
+    assert (live._watcher.sync_count, live._watcher.event_count) == (syncs, events)
+    assert live._watcher.error_count == 0
 
 
 def test_renames_and_deletes_reach_the_index(live, memory_dir):
@@ -119,7 +119,8 @@ def test_session_files_are_watched_too(live, memory_dir):
 
 def test_close_leaves_no_watcher_thread_alive(memory_dir):
     before = set(watcher_threads())
-    mem = MarkdownMemory(memory_dir, embeddings="none", config=MemoryConfig(watch_debounce_ms=50), watch=True)
+    config = MemoryConfig(index={"watch_debounce_ms": 50})
+    mem = MarkdownMemory(memory_dir, embeddings="none", config=config, watch=True)
     assert mem.status()["watching"] is True
     started = set(watcher_threads()) - before
     assert any(t.name == WATCHER_THREAD_NAME for t in started)

@@ -9,8 +9,13 @@ import numpy as np
 import psycopg
 import pytest
 
-from langchain_md_memory import MarkdownMemory, MemoryInputError, MemoryPathError, MemoryStoreError
-from langchain_md_memory.errors import BackendConnectionError, BackendSchemaError
+from langchain_md_memory import MarkdownMemory, MemoryStoreError
+from langchain_md_memory.errors import (
+    BackendConnectionError,
+    BackendSchemaError,
+    MemoryInputError,
+    MemoryPathError,
+)
 from langchain_md_memory.postgres import SCHEMA_VERSION
 from langchain_md_memory.text import query_terms
 from tests.postgres.conftest import MemoryFactory, create_schema_at
@@ -35,7 +40,7 @@ def test_a_write_on_one_host_is_found_by_a_search_on_another_at_once(pg_memory_f
     here.edit("oolong", "jasmine")
     assert texts(there, "oolong") == []
     assert any("jasmine" in t for t in texts(there, "jasmine"))
-    here.remove("MEMORY.md")
+    here.delete_file("MEMORY.md")
     assert texts(there, "jasmine") == [] and there.list_files() == []
 
 
@@ -141,7 +146,7 @@ def test_a_tenant_never_sees_another_tenants_text_on_any_surface(pg_memory_facto
     with pytest.raises(MemoryPathError):
         bob.get("MEMORY.md")
     assert bob.edit("Alice private note", "Bob was here") is False
-    assert bob.delete("Alice private note") is False
+    assert bob.delete_text("Alice private note") is False
     assert alice.get("MEMORY.md") == "- Alice private note: bond ladder\n"
 
     from langchain_md_memory import create_memory_tools
@@ -298,7 +303,7 @@ def test_both_backends_return_the_same_hits(pg_memory_factory: MemoryFactory, tm
     files = {"MEMORY.md": NOTES, "goals.md": "# Goals\n\n- Retire at sixty with a pension.\n- Bond tent.\n",
              "2026-01-02.md": "- Talked about cash and bonds.\n"}
     emb = AxisEmbeddings(["bond", "cash", "retire", "tea"])
-    config = {"chunk_tokens": 16, "chunk_overlap_tokens": 0}
+    config = {"chunking": {"chunk_tokens": 16, "chunk_overlap_tokens": 0}}
     folder = MarkdownMemory(tmp_path / "m", embeddings=emb, config=config)
     pg = pg_memory_factory(embeddings=emb, config=config, vector_search=vector_search)
     try:
@@ -306,13 +311,13 @@ def test_both_backends_return_the_same_hits(pg_memory_factory: MemoryFactory, tm
             folder.write(path, text)
             pg.write(path, text)
         for query in ("bond ladder", "cash", "retire pension", "仓位", "tea"):
-            expected = [(h.chunk_id, round(h.score, 5), h.source, round(h.relevance, 5))
+            expected = [(h.chunk_id, round(h.score, 5), h.retrieved_by, round(h.relevance, 5))
                         for h in folder.search(query)]
-            found = [(h.chunk_id, round(h.score, 5), h.source, round(h.relevance, 5))
+            found = [(h.chunk_id, round(h.score, 5), h.retrieved_by, round(h.relevance, 5))
                      for h in pg.search(query)]
             assert found == expected, query
         # A vector hit keyword recall left out keeps its BM25, on either backend.
-        narrow = folder.config.merged(candidate_multiplier=1)
+        narrow = folder.config.merged(ranking={"candidate_multiplier": 1})
         for query in ("bond ladder", "cash"):  # hits the paths order alike (ties at 0 they may not)
             expected = [(h.chunk_id, round(h.score, 5), h.keyword_score and round(h.keyword_score, 5))
                         for h in folder.search_detailed(query, max_results=2, config=narrow).hits]
@@ -335,7 +340,7 @@ def test_session_logs_are_written_and_dream_consolidates_them(pg_memory_factory:
     from langchain_core.language_models import FakeListChatModel
     from langchain_core.messages import AIMessage, HumanMessage
 
-    from langchain_md_memory import write_session_log
+    from langchain_md_memory.langgraph import write_session_log
 
     mem, other_host = pg_memory_factory(), pg_memory_factory()
     mem.write("MEMORY.md", "# Memory\n\n- Likes tea\n")
@@ -394,7 +399,7 @@ def test_the_change_stamp_reads_like_a_folders_and_only_moves_forward(pg_memory:
         pg_memory.write("notes.md", text)
         stamps.append(pg_memory.stat("notes.md"))
     assert [s[0] for s in stamps] == sorted({s[0] for s in stamps})
-    pg_memory.remove("notes.md")
+    pg_memory.delete_file("notes.md")
     pg_memory.write("notes.md", "- one\n")  # same bytes as the first version: a later stamp all the same
     assert pg_memory.stat("notes.md")[0] > stamps[-1][0]
 
@@ -451,7 +456,7 @@ def test_both_backends_recall_with_the_same_idf_and_background(pg_memory_factory
              "tea tea", "bond bond cash", "plain"]
     notes = "".join(f"## Note {i}\n\n- {w}.\n\n" for i, w in enumerate(words))  # a chunk each
     emb = AxisEmbeddings(["bond", "cash", "retire", "tea"])
-    config = {"chunk_tokens": 16, "chunk_overlap_tokens": 0}
+    config = {"chunking": {"chunk_tokens": 16, "chunk_overlap_tokens": 0}}
     folder = MarkdownMemory(tmp_path / "m", embeddings=emb, config=config)
     pg = pg_memory_factory(embeddings=emb, config=config)
     try:

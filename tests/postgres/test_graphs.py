@@ -16,7 +16,7 @@ from langchain_md_memory.text import SCRIPT_OTHER
 from tests.postgres.conftest import MemoryFactory
 
 DIM = 16
-CONFIG = {"chunk_tokens": 16, "chunk_overlap_tokens": 0}
+CONFIG = {"chunking": {"chunk_tokens": 16, "chunk_overlap_tokens": 0}}
 QUERIES = ["bond ladder", "green tea", "pension at sixty", "cash buffer", "index funds", "a trip to Kyoto"]
 
 
@@ -34,7 +34,7 @@ def graph_names(url: str, tenant: str) -> set[str]:
 
 
 def hits(mem: MarkdownMemory, query: str) -> list[tuple[str, float, str]]:
-    return [(h.chunk_id, round(h.score, 5), h.source) for h in mem.search(query)]
+    return [(h.chunk_id, round(h.score, 5), h.retrieved_by) for h in mem.search(query)]
 
 
 def test_the_tenant_graph_returns_the_exact_scan_hits(pg_memory_factory: MemoryFactory, pg_url: str,

@@ -18,7 +18,7 @@ from tests.support.embeddings import AxisEmbeddings
 from tests.unit.integrations import test_retriever as unit
 from tests.unit.integrations.test_retriever import *  # noqa: F403
 
-SMALL_CHUNKS = {"chunk_tokens": 16, "chunk_overlap_tokens": 0}
+SMALL_CHUNKS = {"chunking": {"chunk_tokens": 16, "chunk_overlap_tokens": 0}}
 
 
 def _with_notes(factory: MemoryFactory, files: dict[str, str], **kwargs: object) -> MarkdownMemory:

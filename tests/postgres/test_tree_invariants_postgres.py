@@ -61,7 +61,7 @@ def test_pull_refuses_a_legacy_tenant_no_folder_can_hold_and_writes_nothing(pg_m
 def test_two_hosts_creating_a_file_and_a_file_under_it_at_once_leave_one(pg_memory_factory) -> None:
     import threading
 
-    from langchain_md_memory import MemoryPathError
+    from langchain_md_memory.errors import MemoryPathError
 
     first, second = pg_memory_factory(), pg_memory_factory()
     for round_ in range(8):

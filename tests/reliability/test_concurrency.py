@@ -145,7 +145,7 @@ def test_threads_sharing_one_memory_with_vectors_lose_nothing(memory_dir: Path) 
     errors: list[str] = []
     # Every note has the same axis vector, so the vector path cannot outrank the one keyword match.
     with MarkdownMemory(memory_dir, embeddings=AxisEmbeddings(["thread", "note"]),
-                        config={"embedding_retries": 0}) as mem:
+                        config={"embedding": {"retries": 0}}) as mem:
 
         def write(t: int) -> Callable[[], None]:
             def run() -> None:

@@ -81,7 +81,7 @@ def test_env_key_never_reaches_a_custom_base_url_through_the_facade(
     url, seen = server
     monkeypatch.setenv("OPENAI_BASE_URL", url)
     caplog.set_level(logging.DEBUG)
-    with MarkdownMemory(memory_dir, embeddings="openai:m", config={"embedding_retries": 0}) as mem:
+    with MarkdownMemory(memory_dir, embeddings="openai:m", config={"embedding": {"retries": 0}}) as mem:
         assert mem.embedder is not None and mem.embedder.provider == "openai"
         _exercise(mem)
         assert mem.index.count_chunks()[1] == mem.index.count_chunks()[0] > 0
@@ -98,9 +98,9 @@ def test_auto_with_a_custom_base_url_in_the_env_sends_no_key(
 ) -> None:
     url, seen = server
     monkeypatch.setenv("OPENAI_BASE_URL", url)
-    with MarkdownMemory(memory_dir, embeddings="auto", config={"embedding_retries": 0}) as mem:
+    with MarkdownMemory(memory_dir, embeddings="auto", config={"embedding": {"retries": 0}}) as mem:
         mem.append("- Prefers index funds")
-        assert mem.search("index funds")[0].source == "both"
+        assert mem.search("index funds")[0].retrieved_by == "both"
     assert seen.headers and all("authorization" not in h for h in seen.headers)
     assert all(ENV_SECRET.encode() not in raw for raw in seen.raw)
 

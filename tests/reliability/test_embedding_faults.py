@@ -26,7 +26,7 @@ from langchain_md_memory.sync.indexer import embed_text
 from tests.reliability.faults import raw_rows
 
 DIM = 16
-CONFIG = {"embedding_retries": 0, "embedding_timeout_s": 0.5}
+CONFIG = {"embedding": {"retries": 0, "timeout_s": 0.5}}
 FAULTS = ["timeout", "exception", "wrong_dim", "mixed_dims", "nan", "inf", "zero", "fewer", "more",
           "not_numbers"]
 
@@ -150,7 +150,7 @@ def test_fault_mid_life_answers_from_keywords_poisons_nothing_and_heals(
         mem.append("- New fact: the bond ladder matures in 2031")
         ranked = mem.search_detailed("bond ladder")
         assert ranked.hits and ranked.hits[0].path == "MEMORY.md" and "bond ladder" in ranked.hits[0].text
-        assert ranked.hits[0].source == "keyword" and ranked.degraded
+        assert ranked.hits[0].retrieved_by == "keyword" and ranked.degraded
         assert mem.search("single stock")[0].path == "MEMORY.md"
         status = mem.status()
         assert status["embedding_error"], status
@@ -165,7 +165,7 @@ def test_fault_mid_life_answers_from_keywords_poisons_nothing_and_heals(
         assert mem.status()["embedding_error"] is None
         healed = mem.search_detailed("bond ladder")
         assert healed.degraded is None
-        assert healed.hits[0].path == "MEMORY.md" and healed.hits[0].source == "both"
+        assert healed.hits[0].path == "MEMORY.md" and healed.hits[0].retrieved_by == "both"
         assert mem.verify(repair=False).consistent
 
 
@@ -178,7 +178,7 @@ def test_fault_from_the_first_call_still_answers_and_a_later_sync_embeds(
     with MarkdownMemory(memory_dir, embeddings=provider, config=CONFIG) as mem:
         _seed(mem)
         hits = mem.search("retire house")
-        assert hits and hits[0].path == "goals.md" and hits[0].source == "keyword"
+        assert hits and hits[0].path == "goals.md" and hits[0].retrieved_by == "keyword"
         assert mem.status()["embedding_error"]
         assert assert_nothing_poisoned(db, provider)["embedded"] == 0
         assert raw_rows(db, "SELECT count(*) FROM embedding_cache") == [(0,)]
@@ -187,7 +187,7 @@ def test_fault_from_the_first_call_still_answers_and_a_later_sync_embeds(
         mem.sync()
         counts = assert_nothing_poisoned(db, provider)
         assert counts["embedded"] == counts["chunks"] > 0
-        assert mem.search("retire house")[0].source == "both"
+        assert mem.search("retire house")[0].retrieved_by == "both"
 
 
 def test_query_only_fault_degrades_search_but_keeps_stored_vectors(

@@ -221,8 +221,8 @@ def _recalls(draw: st.DrawFn) -> Recall:
 def test_ranking_scores_are_finite_and_the_order_is_deterministic(
     recall: Recall, k: int, lam: float, half_life: float, similarity: str
 ) -> None:
-    config = MemoryConfig(max_results=k, mmr={"lambda": lam, "similarity": similarity},
-                          temporal_decay={"half_life_days": half_life})
+    config = MemoryConfig(max_results=k, ranking={"mmr": {"lambda": lam, "similarity": similarity},
+                                                  "temporal_decay": {"half_life_days": half_life}})
     first = rank(recall, config, now=NOW)
     again = rank(recall, config, now=NOW)
     assert [h.chunk_id for h in first.hits] == [h.chunk_id for h in again.hits]

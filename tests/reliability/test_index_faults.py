@@ -146,7 +146,7 @@ def test_index_damaged_while_open_is_recovered_by_the_next_search(
     with MarkdownMemory(seeded, embeddings="none") as mem:
         assert_finds_every_topic(mem)
         mem.index.finish_for_swap()  # fold the WAL in and close, so the damage hits the real pages
-        mem.indexer.handle.reopen()
+        mem._indexer.handle.reopen()
         DAMAGE[damage](seeded / INDEX)
         caplog.set_level(logging.WARNING)
         assert_finds_every_topic(mem)
@@ -158,7 +158,7 @@ def test_verify_detects_page_corruption_and_rebuilds(seeded: Path) -> None:
     with MarkdownMemory(seeded, embeddings="none") as mem:
         mem.search("alpha1")
         mem.index.finish_for_swap()
-        mem.indexer.handle.reopen()
+        mem._indexer.handle.reopen()
         _scribble(seeded / INDEX)
         report = mem.verify()
         assert report.index_error is not None and report.rebuilt and report.ok
@@ -289,7 +289,7 @@ DISK_FULL: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
 OPERATIONS: dict[str, Callable[[MarkdownMemory], object]] = {
     "append": lambda mem: mem.append("- A fact that does not fit on the disk"),
     "edit": lambda mem: mem.edit("conservative", "aggressive"),
-    "delete": lambda mem: mem.delete("- Risk: conservative; no single stock above 5% of the portfolio"),
+    "delete": lambda mem: mem.delete_text("- Risk: conservative; no single stock above 5% of the portfolio"),
     "write": lambda mem: mem.write("topic3.md", "# Replaced\n"),
 }
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory, MemoryInputError, MemoryPathError, create_memory_tools
+from langchain_md_memory import MarkdownMemory, create_memory_tools
+from langchain_md_memory.errors import MemoryInputError, MemoryPathError
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def test_fifty_megabytes_of_content_are_refused_and_the_file_is_untouched(mem: M
 
 
 def test_a_file_over_max_file_bytes_is_not_indexed_and_status_says_why(memory_dir: Path) -> None:
-    with MarkdownMemory(memory_dir, embeddings="none", config={"max_file_bytes": 100_000}) as mem:
+    with MarkdownMemory(memory_dir, embeddings="none", config={"limits": {"max_file_bytes": 100_000}}) as mem:
         mem.append("- Keeps a cash buffer of six months")
         (memory_dir / "dump.md").write_text("needle " * 50_000)  # 350 kB
         assert [h.path for h in mem.search("cash buffer")] == ["MEMORY.md"]

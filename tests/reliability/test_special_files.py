@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from langchain_core.tools import ToolException
 
-from langchain_md_memory import MarkdownMemory, MemoryPathError, create_memory_tools
+from langchain_md_memory import MarkdownMemory, create_memory_tools
+from langchain_md_memory.errors import MemoryPathError
 from langchain_md_memory.files.safe_open import read_stamped_beneath, replace_beneath
 
 pytestmark = pytest.mark.timeout(5)  # a FIFO that is waited on would hang: fail instead
@@ -38,7 +39,7 @@ def test_a_fifo_is_refused_by_read_edit_delete_and_append_without_blocking(mem: 
     fifo = mem.memory_dir / "y.md"
     os.mkfifo(fifo)
     for call in (lambda: mem.get("y.md"), lambda: mem.edit("a", "b", file="y.md"),
-                 lambda: mem.delete("a", file="y.md"), lambda: mem.append("x", file="y.md")):
+                 lambda: mem.delete_text("a", file="y.md"), lambda: mem.append("x", file="y.md")):
         with pytest.raises(MemoryPathError, match="not a regular file"):
             call()
     assert fifo.is_fifo()  # never replaced by a regular file

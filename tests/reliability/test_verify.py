@@ -62,7 +62,7 @@ def test_missing_orphaned_and_stale_files_are_named_and_repaired(mem: MarkdownMe
 
 def test_a_same_size_same_mtime_edit_is_a_hash_mismatch_only_verify_sees(mem: MarkdownMemory) -> None:
     edit_keeping_size_and_mtime(mem.memory_dir / "goals.md", "Retire at 60.", "Retire at 55.")
-    mem.indexer.mark_dirty()
+    mem._indexer.mark_dirty()
     assert "55" not in mem.search("retire")[0].text, "an ordinary sync cannot see this edit"
     report = mem.verify()
     assert report.hash_mismatch == ("goals.md",) and report.ok

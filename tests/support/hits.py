@@ -11,13 +11,13 @@ from typing import Any
 from langchain_md_memory.types import ChunkRecord, MemorySearchResult
 
 HIT_FIELDS = (
-    "path", "start_line", "end_line", "score", "vector_score", "keyword_score", "source", "file_kind",
+    "path", "start_line", "end_line", "score", "vector_score", "keyword_score", "retrieved_by", "file_kind",
     "decay", "confident",
 )
 """Fields of a hit every serialised form (CLI JSON, retriever metadata) must carry.
 
-In retriever metadata ``source`` is the file path (as in LangChain loaders) and the hit's own
-``source`` (the recall path) is ``retrieved_by``."""
+In retriever metadata ``source`` is the file path (as in LangChain loaders); the hit's recall path is
+``retrieved_by`` everywhere."""
 
 
 def make_hit(chunk_id: str = "c", score: float = 0.5, *, path: str = "MEMORY.md", start_line: int = 1,
@@ -26,7 +26,7 @@ def make_hit(chunk_id: str = "c", score: float = 0.5, *, path: str = "MEMORY.md"
     values: dict[str, Any] = {
         "vector_score": score,
         "keyword_score": None,
-        "source": "vector",
+        "retrieved_by": "vector",
         "file_kind": "evergreen",
         "chunk_id": chunk_id,
     }

@@ -6,8 +6,9 @@ import dataclasses
 
 import pytest
 
-from langchain_md_memory import DEFAULT_PROMPTS, FINANCE_PROMPTS, MemoryInputError, MemoryPrompts
-from langchain_md_memory.prompts import MEMORY_FLUSH_TOKEN, flush_prompt
+from langchain_md_memory import MemoryPrompts
+from langchain_md_memory.errors import MemoryInputError
+from langchain_md_memory.prompts import DEFAULT_PROMPTS, FINANCE_PROMPTS, MEMORY_FLUSH_TOKEN, flush_prompt
 
 
 def test_default_prompts_speak_of_no_domain():

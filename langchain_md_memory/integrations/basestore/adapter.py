@@ -236,7 +236,7 @@ class MarkdownBaseStore(BaseStore):
             else:
                 check_key(op.key)
                 check_put(op.key, op.value, redact=self._memory.redact,
-                          max_write_bytes=self._memory.config.max_write_bytes)
+                          max_write_bytes=self._memory.config.limits.max_write_bytes)
                 change = Change(op.key, redacted_value(op.value, self._memory.redact), op.index is not False,
                                 ttl=None if op.ttl is None else check_ttl(op.ttl),
                                 fields=tuple(op.index) if isinstance(op.index, list) else None)
@@ -264,7 +264,7 @@ class MarkdownBaseStore(BaseStore):
 
         logger.debug("store: applying %d change(s) to %s", len(step.changes), rel)
         if not step.indexed and only_preamble(rewrite(self._files.text(rel)), preamble):
-            self._memory.remove(rel)  # its last item left: no empty hidden file lingers
+            self._memory.delete_file(rel)  # its last item left: no empty hidden file lingers
             return
         self._memory.update(rel, rewrite)
 

@@ -53,7 +53,8 @@ def query_scores(files: NamespaceFiles, query: str, prefix: tuple[str, ...], can
     Other memory files share the ranking, so the pool widens until ``want`` candidates are
     scored, every candidate is, or the pipeline has nothing more to give.
     """
-    config = files.memory.config.merged(min_score=0.0, mmr={"enabled": False}, access_weight=0.0)
+    config = files.memory.config.merged(ranking={"min_score": 0.0, "mmr": {"enabled": False},
+                                                 "access_weight": 0.0})
     pool = min(max(2 * want, 10), _MAX_QUERY_POOL)
     while True:
         hits = files.memory.search_detailed(query, max_results=pool, config=config).hits

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from langchain_md_memory import MarkdownMemory, create_dream_node
+from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.features.dream import (
     DREAM_LOCK_FILE,
     HISTORY_DIR,
@@ -20,6 +20,7 @@ from langchain_md_memory.features.dream import (
     validate_reply,
 )
 from langchain_md_memory.files.locks import LockFile
+from langchain_md_memory.langgraph import create_dream_node
 from tests.support.memories import write_dated
 from tests.support.models import FailingModel, RecordingModel
 

@@ -8,7 +8,6 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from langchain_md_memory import FINANCE_PROMPTS, create_memory_flush_node
 from langchain_md_memory.features.flush import (
     FLUSH_HEADING,
     MEMORY_FLUSH_PROMPT,
@@ -22,6 +21,8 @@ from langchain_md_memory.features.flush import (
 from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.prompt_context import RECALL_ID, SESSION_CONTEXT_ID
+from langchain_md_memory.langgraph import create_memory_flush_node
+from langchain_md_memory.prompts import FINANCE_PROMPTS
 from tests.support.models import FailingModel, RecordingModel
 
 FACTS = "- Wants to retire at 55.\n- Sold half of NVDA because it was over the 5% single-stock limit."

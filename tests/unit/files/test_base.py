@@ -90,7 +90,7 @@ def test_append_edit_and_delete_keep_a_crlf_document_crlf(store: DocumentStore) 
     store.write_bytes("MEMORY.md", b"# Notes\r\n- likes tea\r\n")
     store.append("MEMORY.md", "- runs daily")
     assert store.edit("MEMORY.md", "likes tea", "likes coffee") is True
-    assert store.delete("MEMORY.md", "- runs daily\n") is True
+    assert store.delete_text("MEMORY.md", "- runs daily\n") is True
     assert store.read_bytes("MEMORY.md") == b"# Notes\r\n- likes coffee\r\n"
     assert store.read("MEMORY.md") == "# Notes\n- likes coffee\n"
 
@@ -99,7 +99,7 @@ def test_an_edit_to_the_same_text_is_found_and_an_absent_one_is_not(store: Docum
     store.write("MEMORY.md", "- likes tea\n")
     assert store.edit("MEMORY.md", "likes tea", "likes tea") is True
     assert store.edit("MEMORY.md", "likes coffee", "likes tea") is False
-    assert store.delete("nope.md", "likes") is False
+    assert store.delete_text("nope.md", "likes") is False
     assert not store.exists("nope.md")
 
 
@@ -108,7 +108,7 @@ def test_the_errors_name_the_count_the_document_and_the_empty_text(store: Docume
     with pytest.raises(MemoryInputError, match=r"occurs 2 times in 'MEMORY\.md'"):
         store.edit("MEMORY.md", "risk: low", "risk: high")
     with pytest.raises(MemoryInputError, match="only whitespace"):
-        store.delete("MEMORY.md", "\n")
+        store.delete_text("MEMORY.md", "\n")
     for call in (lambda: store.read("nope.md"), lambda: store.replace_lines("nope.md", 1, 1, "x"),
                  lambda: store.insert_lines("nope.md", 0, "x")):
         with pytest.raises(MemoryPathError, match=r"Memory file 'nope\.md' does not exist"):

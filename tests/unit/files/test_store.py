@@ -135,7 +135,7 @@ def test_edit_of_text_that_occurs_twice_is_refused_with_the_count(store: Markdow
     with pytest.raises(MemoryInputError, match="occurs 2 times"):
         store.edit("MEMORY.md", "risk: low", "risk: medium")
     with pytest.raises(MemoryInputError, match="occurs 2 times"):
-        store.delete("MEMORY.md", "risk: low")
+        store.delete_text("MEMORY.md", "risk: low")
     assert raw(store, "MEMORY.md") == b"## A\nrisk: low\n## B\nrisk: low\n"
     assert store.edit("MEMORY.md", "## B\nrisk: low", "## B\nrisk: medium") is True  # more context: one match
     assert raw(store, "MEMORY.md") == b"## A\nrisk: low\n## B\nrisk: medium\n"
@@ -145,7 +145,7 @@ def test_whitespace_only_old_text_is_refused(store: MarkdownStore) -> None:
     store.write("MEMORY.md", "- one\n- two\n")
     for needle in ("\n", "  ", "\t\n"):
         with pytest.raises(MemoryInputError, match="only whitespace"):
-            store.delete("MEMORY.md", needle)
+            store.delete_text("MEMORY.md", needle)
     assert raw(store, "MEMORY.md") == b"- one\n- two\n"
 
 
@@ -208,34 +208,34 @@ def test_edit_keeps_permission_bits(store: MarkdownStore) -> None:
 
 def test_delete_removes_whole_line(store: MarkdownStore) -> None:
     store.write("MEMORY.md", "- a\n- likes tea\n- b\n")
-    assert store.delete("MEMORY.md", "- likes tea") is True
+    assert store.delete_text("MEMORY.md", "- likes tea") is True
     assert raw(store, "MEMORY.md") == b"- a\n- b\n"
 
 
 def test_delete_folds_blank_lines_left_behind(store: MarkdownStore) -> None:
     store.write("MEMORY.md", "a\n\n\nold fact\n\n\nb\n")
-    assert store.delete("MEMORY.md", "old fact")
+    assert store.delete_text("MEMORY.md", "old fact")
     assert raw(store, "MEMORY.md") == b"a\n\nb\n"
 
 
 def test_delete_inside_a_line_keeps_the_rest(store: MarkdownStore) -> None:
     store.write("MEMORY.md", "I like tea and coffee\nnext\n")
-    assert store.delete("MEMORY.md", " and coffee")
+    assert store.delete_text("MEMORY.md", " and coffee")
     assert raw(store, "MEMORY.md") == b"I like tea\nnext\n"
 
 
 def test_delete_first_and_last_paragraphs_leaves_no_stray_blank_lines(store: MarkdownStore) -> None:
     store.write("MEMORY.md", "first\n\nmiddle\n\nlast\n")
-    assert store.delete("MEMORY.md", "first")
+    assert store.delete_text("MEMORY.md", "first")
     assert raw(store, "MEMORY.md") == b"middle\n\nlast\n"
-    assert store.delete("MEMORY.md", "last")
+    assert store.delete_text("MEMORY.md", "last")
     assert raw(store, "MEMORY.md") == b"middle\n"
 
 
 def test_delete_returns_false_when_absent(store: MarkdownStore) -> None:
-    assert store.delete("MEMORY.md", "x") is False
+    assert store.delete_text("MEMORY.md", "x") is False
     store.write("MEMORY.md", "abc\n")
-    assert store.delete("MEMORY.md", "zzz") is False
+    assert store.delete_text("MEMORY.md", "zzz") is False
     assert raw(store, "MEMORY.md") == b"abc\n"
 
 

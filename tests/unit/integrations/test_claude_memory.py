@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langchain_md_memory import MemoryPathError
+from langchain_md_memory.errors import MemoryPathError
 from langchain_md_memory.integrations.claude_memory import ClaudeMemoryCommands
 
 _PART = st.sampled_from(["memories", "..", ".", "%2e%2e", "%2E%2e%2f", "%252e%252e%252f", "a", "b.md",

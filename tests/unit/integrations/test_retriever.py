@@ -9,7 +9,8 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 
-from langchain_md_memory import MarkdownMemory, MemoryInputError
+from langchain_md_memory import MarkdownMemory
+from langchain_md_memory.errors import MemoryInputError
 from tests.support.memories import write_files
 
 NOTES = ("# Money rules\n\nBond ladder: five rungs of treasuries.\n\n"
@@ -21,7 +22,7 @@ GOALS = "# Goals\n\nRetire at sixty with a pension; keep a bond tent near retire
 def mem(memory_dir: Path) -> MarkdownMemory:
     write_files(memory_dir, {"MEMORY.md": NOTES, "goals.md": GOALS})
     memory = MarkdownMemory(memory_dir, embeddings="none",
-                            config={"chunk_tokens": 16, "chunk_overlap_tokens": 0})
+                            config={"chunking": {"chunk_tokens": 16, "chunk_overlap_tokens": 0}})
     yield memory
     memory.close()
 
@@ -91,7 +92,7 @@ LADDERS = "\n\n".join([
 def ladders(memory_dir: Path) -> MarkdownMemory:
     write_files(memory_dir, {"MEMORY.md": LADDERS})
     memory = MarkdownMemory(memory_dir, embeddings="none",
-                            config={"chunk_tokens": 16, "chunk_overlap_tokens": 0})
+                            config={"chunking": {"chunk_tokens": 16, "chunk_overlap_tokens": 0}})
     yield memory
     memory.close()
 
@@ -153,8 +154,9 @@ def test_fetch_k_is_the_pool_mmr_chooses_from(ladders: MarkdownMemory) -> None:
 
 def test_score_threshold_is_the_min_score(ladders: MarkdownMemory) -> None:
     # The threshold is compared with each hit's calibrated relevance, as min_score is.
-    everything = ladders.as_retriever(search_type="similarity",
-                                      search_kwargs={"k": 5, "min_score": 0.0}).invoke("bond treasuries")
+    no_cut = {"k": 5, "ranking": {"min_score": 0.0}}
+    similarity = ladders.as_retriever(search_type="similarity", search_kwargs=no_cut)
+    everything = similarity.invoke("bond treasuries")
     assert min(d.metadata["relevance"] for d in everything) < 0.9
     strict = ladders.as_retriever(search_type="similarity_score_threshold",
                                   search_kwargs={"k": 5, "score_threshold": 0.9}).invoke("bond treasuries")
@@ -175,7 +177,8 @@ def test_unknown_search_type_names_the_allowed_ones(mem: MarkdownMemory) -> None
 def test_unknown_keys_get_an_error_naming_the_allowed_ones(mem: MarkdownMemory) -> None:
     with pytest.raises(MemoryInputError, match=r"search_kwargs got unknown key\(s\) \['filter'\]; "
                                                r"allowed: k, score_threshold, lambda_mult, fetch_k, "
-                                               r"as_of, or MemoryConfig fields \(max_results, min_score"):
+                                               r"as_of, or MemoryConfig fields "
+                                               r"\(max_results, ranking, chunking"):
         mem.as_retriever(search_kwargs={"k": 2, "filter": {"path": "MEMORY.md"}})
     with pytest.raises(MemoryInputError, match=r"as_retriever\(\) got unknown key\(s\) \['top_k'\]; "
                                                r"allowed: k, search_type, search_kwargs, tags, metadata"):
@@ -185,8 +188,12 @@ def test_unknown_keys_get_an_error_naming_the_allowed_ones(mem: MarkdownMemory) 
 
 
 def test_config_fields_work_in_search_kwargs_and_at_invoke(mem: MarkdownMemory) -> None:
-    assert len(mem.as_retriever(search_kwargs={"k": 3, "min_score": 0.0}).invoke("bond ladder")) == 3
-    assert len(mem.as_retriever(search_kwargs={"k": 3, "min_score": 0.99}).invoke("bond ladder")) < 3
+    def found(cut: float) -> int:
+        retriever = mem.as_retriever(search_kwargs={"k": 3, "ranking": {"min_score": cut}})
+        return len(retriever.invoke("bond ladder"))
+
+    assert found(0.0) == 3
+    assert found(0.99) < 3
     assert len(mem.as_retriever(k=3).invoke("bond ladder", score_threshold=0.99)) < 3
 
 

@@ -6,16 +6,12 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 
-from langchain_md_memory import (
-    DEFAULT_PROMPTS,
-    FINANCE_PROMPTS,
-    MarkdownMemory,
-    MemoryIndexError,
-    create_memory_tools,
-)
+from langchain_md_memory import MarkdownMemory, create_memory_tools
+from langchain_md_memory.errors import MemoryIndexError
 from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
 from langchain_md_memory.integrations.tools import MemorySearchInput, MemoryUpdateInput
+from langchain_md_memory.prompts import DEFAULT_PROMPTS, FINANCE_PROMPTS
 
 MEMORY = """# Long-term memory
 

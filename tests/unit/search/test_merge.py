@@ -26,7 +26,7 @@ def test_both_paths_score_is_seventy_thirty_sum() -> None:
     assert len(hits) == 1
     assert hits[0].score == pytest.approx(0.7 * 0.8 + 0.3 * 0.5)
     assert hits[0].merged_score == hits[0].score
-    assert (hits[0].vector_score, hits[0].keyword_score, hits[0].source) == (0.8, 0.5, "both")
+    assert (hits[0].vector_score, hits[0].keyword_score, hits[0].retrieved_by) == (0.8, 0.5, "both")
 
 
 def test_chunk_found_by_one_path_counts_zero_for_the_other() -> None:
@@ -35,9 +35,9 @@ def test_chunk_found_by_one_path_counts_zero_for_the_other() -> None:
         h.chunk_id: h for h in merge_candidates([(a, 0.9)], [(b, 0.6)], vector_weight=0.7, text_weight=0.3)
     }
     assert hits["a"].score == pytest.approx(0.63)
-    assert hits["a"].keyword_score is None and hits["a"].source == "vector"
+    assert hits["a"].keyword_score is None and hits["a"].retrieved_by == "vector"
     assert hits["b"].score == pytest.approx(0.18)
-    assert hits["b"].vector_score is None and hits["b"].source == "keyword"
+    assert hits["b"].vector_score is None and hits["b"].retrieved_by == "keyword"
 
 
 def test_keyword_only_recall_gives_keyword_weight_one() -> None:
@@ -49,7 +49,7 @@ def test_keyword_only_recall_gives_keyword_weight_one() -> None:
 def test_vector_only_recall_gives_vector_weight_one() -> None:
     hits = merge_candidates([(record("a"), 0.37)], [], vector_weight=0.7, text_weight=0.3)
     assert hits[0].score == 0.37
-    assert hits[0].source == "vector"
+    assert hits[0].retrieved_by == "vector"
 
 
 def test_custom_weights_are_renormalised() -> None:

@@ -51,24 +51,17 @@ def test_funnel_counts_each_stage_on_known_input() -> None:
     # Merged: a=.87, b=.41, e=.27, c=.07, d=.035 -> min_score 0.1 keeps 3; pool 2×2 = 4 -> 3; top 2.
     ranked = rank(known_recall(), SEED.merged(max_results=2), now=NOW)
     assert list(ranked.funnel) == list(FUNNEL_STAGES)
-    assert ranked.funnel == {
-        "vector": 4,
-        "keyword": 3,
-        "merged": 5,
-        "min_score": 3,
-        "decay": 3,
-        "mmr_pool": 3,
-        "top_k": 2,
-    }
+    assert ranked.funnel == {"vector": 4, "keyword": 3, "merged": 5, "min_score": 3, "decay": 3,
+                             "mmr_pool": 3, "top_k": 2}
     assert [h.chunk_id for h in ranked.hits] == ["a", "b"]
     assert ranked.hits[0].score == pytest.approx(0.7 * 0.9 + 0.3 * 0.8)
-    assert ranked.hits[0].source == "both"
+    assert ranked.hits[0].retrieved_by == "both"
     assert ranked.degraded is None
 
 
 def test_pool_is_pool_multiplier_times_k() -> None:
     recall = Recall(vector=[(record(f"c{i}"), 0.9 - i * 0.05) for i in range(10)], keyword=[])
-    cfg = MemoryConfig(max_results=2, mmr={"pool_multiplier": 3})
+    cfg = MemoryConfig(max_results=2, ranking={"mmr": {"pool_multiplier": 3}})
     ranked = rank(recall, cfg, now=NOW)
     assert (ranked.funnel["min_score"], ranked.funnel["mmr_pool"], ranked.funnel["top_k"]) == (10, 6, 2)
 
@@ -103,7 +96,7 @@ def test_empty_recall_gives_empty_results() -> None:
 def test_final_score_is_merged_times_weight_times_decay() -> None:
     ten_days = (NOW - dt.timedelta(days=10)).timestamp()
     s = record("s", path="sessions/chat.md", updated_at=ten_days)
-    cfg = SEED.merged(source_weights={"session": 0.5}, temporal_decay={"half_life_days": 10})
+    cfg = SEED.merged(ranking={"source_weights": {"session": 0.5}, "temporal_decay": {"half_life_days": 10}})
     (h,) = rank(Recall(vector=[(s, 0.8)], keyword=[]), cfg, now=NOW).hits
     assert (h.merged_score, h.weight) == (0.8, 0.5)
     assert h.decay == pytest.approx(0.5)
@@ -112,7 +105,7 @@ def test_final_score_is_merged_times_weight_times_decay() -> None:
 
 def test_decay_disabled_leaves_old_daily_at_full_score() -> None:
     old = record("old", path="2025-01-01.md")
-    cfg = SEED.merged(temporal_decay={"enabled": False})
+    cfg = SEED.merged(ranking={"temporal_decay": {"enabled": False}})
     (h,) = rank(Recall(vector=[(old, 0.6)], keyword=[]), cfg, now=NOW).hits
     assert (h.score, h.decay) == (0.6, 1.0)
 
@@ -123,7 +116,8 @@ def test_old_daily_ranks_under_same_text_from_today() -> None:
         record("new", path="2026-03-31.md", text="同一件事"),
     )
     ranked = rank(
-        Recall(vector=[(old, 0.8), (new, 0.8)], keyword=[]), SEED.merged(mmr={"enabled": False}), now=NOW
+        Recall(vector=[(old, 0.8), (new, 0.8)], keyword=[]), SEED.merged(ranking={"mmr": {"enabled": False}}),
+        now=NOW
     )
     assert [h.chunk_id for h in ranked.hits] == ["new", "old"]
     assert ranked.hits[1].decay == pytest.approx(0.5)
@@ -141,7 +135,8 @@ def near_duplicates() -> Recall:
 
 
 def test_mmr_on_brings_distinct_chunk_into_top_two_and_records_relevance_rank() -> None:
-    ranked = rank(near_duplicates(), SEED.merged(max_results=2, mmr={"pool_multiplier": 3}), now=NOW)
+    config = SEED.merged(max_results=2, ranking={"mmr": {"pool_multiplier": 3}})
+    ranked = rank(near_duplicates(), config, now=NOW)
     assert [h.chunk_id for h in ranked.hits] == ["dup1", "distinct"]
     assert [h.relevance_rank for h in ranked.hits] == [1, 4]
     assert [h.score for h in ranked.hits] == [0.90, 0.80]
@@ -149,7 +144,7 @@ def test_mmr_on_brings_distinct_chunk_into_top_two_and_records_relevance_rank() 
 
 @pytest.mark.parametrize("mmr", [{"enabled": False}, {"lambda": 1.0}])
 def test_mmr_off_or_lambda_one_keeps_duplicates_on_top(mmr: dict[str, object]) -> None:
-    cfg = MemoryConfig(max_results=2, mmr={"pool_multiplier": 3, **mmr})
+    cfg = MemoryConfig(max_results=2, ranking={"mmr": {"pool_multiplier": 3, **mmr}})
     ranked = rank(near_duplicates(), cfg, now=NOW)
     assert [h.chunk_id for h in ranked.hits] == ["dup1", "dup2"]
     assert [h.relevance_rank for h in ranked.hits] == [1, 2]
@@ -177,24 +172,24 @@ def cosine_recall(with_all_vectors: bool) -> Recall:
 
 @pytest.mark.parametrize("mode", ["auto", "cosine"])
 def test_mmr_uses_embedding_cosine_when_every_pool_vector_exists(mode: str) -> None:
-    cfg = MemoryConfig(max_results=2, mmr={"similarity": mode})
+    cfg = MemoryConfig(max_results=2, ranking={"mmr": {"similarity": mode}})
     assert [h.chunk_id for h in rank(cosine_recall(True), cfg, now=NOW).hits] == ["a", "b"]
 
 
 @pytest.mark.parametrize("mode", ["auto", "cosine", "jaccard"])
 def test_mmr_falls_back_to_jaccard_without_all_vectors(mode: str) -> None:
-    cfg = MemoryConfig(max_results=2, mmr={"similarity": mode})
+    cfg = MemoryConfig(max_results=2, ranking={"mmr": {"similarity": mode}})
     assert [h.chunk_id for h in rank(cosine_recall(False), cfg, now=NOW).hits] == ["a", "a2"]
 
 
 def test_jaccard_mode_ignores_vectors() -> None:
-    cfg = MemoryConfig(max_results=2, mmr={"similarity": "jaccard"})
+    cfg = MemoryConfig(max_results=2, ranking={"mmr": {"similarity": "jaccard"}})
     assert [h.chunk_id for h in rank(cosine_recall(True), cfg, now=NOW).hits] == ["a", "a2"]
 
 
 def test_access_counts_reach_the_weighting_stage() -> None:
     recall = Recall(vector=[(record("fresh"), 0.60), (record("popular"), 0.55)], keyword=[])
-    cfg = SEED.merged(access_weight=0.1, mmr={"enabled": False})
+    cfg = SEED.merged(ranking={"access_weight": 0.1, "mmr": {"enabled": False}})
     ranked = rank(recall, cfg, now=NOW, access_counts={"popular": 9})
     assert [h.chunk_id for h in ranked.hits] == ["popular", "fresh"]
     assert ranked.hits[0].score == pytest.approx(0.55 * (1 + 0.1 * math.log1p(9)))
@@ -228,12 +223,12 @@ def test_expire_hands_back_the_same_recall_when_nothing_carries_an_expiry() -> N
 
 
 def test_fuse_makes_one_named_candidate_per_chunk_in_recall_order() -> None:
-    fused = fuse(known_recall(), SEED)
+    fused = fuse(known_recall(), SEED.ranking)
     assert [c.record.id for c in fused.candidates] == ["a", "b", "c", "d", "e"]
     a, e = fused.candidates[0], fused.candidates[4]
-    assert (a.vector_score, a.keyword_score, a.source) == (0.9, 0.8, "both")
+    assert (a.vector_score, a.keyword_score, a.retrieved_by) == (0.9, 0.8, "both")
     assert a.merged_score == pytest.approx(0.7 * 0.9 + 0.3 * 0.8)
-    assert (e.vector_score, e.keyword_score, e.source) == (None, 0.9, "keyword")
+    assert (e.vector_score, e.keyword_score, e.retrieved_by) == (None, 0.9, "keyword")
     with pytest.raises(AttributeError):
         a.merged_score = 1.0  # type: ignore[misc]
 
@@ -241,17 +236,18 @@ def test_fuse_makes_one_named_candidate_per_chunk_in_recall_order() -> None:
 def test_cut_keeps_every_candidate_by_default_and_cuts_relevance_or_the_seeds_merged_score() -> None:
     recall = Recall(vector=[], keyword=[(record("full", text="bond ladder"), 1.0),
                                         (record("half", text="bond funds"), 0.5)], terms=("bond", "ladder"))
-    assert cut(fuse(recall, MemoryConfig()), None) == [0, 1]
-    assert cut(fuse(recall, MemoryConfig()), 0.9) == [0]  # relevance: coverage and BM25 both full
-    assert cut(fuse(known_recall(), SEED), 0.1) == [0, 1, 4]  # a, b, e: merged score at least 0.1
+    assert cut(fuse(recall, MemoryConfig().ranking), None) == [0, 1]
+    assert cut(fuse(recall, MemoryConfig().ranking), 0.9) == [0]  # relevance: coverage and BM25 both full
+    assert cut(fuse(known_recall(), SEED.ranking), 0.1) == [0, 1, 4]  # a, b, e: merged score at least 0.1
 
 
 def test_weigh_multiplies_source_weight_and_question_fit_into_score_and_weight() -> None:
     recall = Recall(vector=[(record("s", path="sessions/chat.md", text="Ann: Where did we go?"), 0.8),
                             (record("m", text="- Porto, in May."), 0.6)], keyword=[])
-    config = SEED.merged(source_weights={"session": 0.5}, question_weight=0.8)
-    fused = fuse(recall, config)
-    weighed = weigh(fused, [0, 1], config, access_counts=None, period=None, question="where did we go?")
+    config = SEED.merged(ranking={"source_weights": {"session": 0.5}, "question_weight": 0.8})
+    fused = fuse(recall, config.ranking)
+    weighed = weigh(fused, [0, 1], config.ranking, access_counts=None, period=None,
+                    question="where did we go?")
     assert weighed.kept == [0, 1]
     assert weighed.weight == pytest.approx([0.5 * 0.8, 1.0])
     assert weighed.score == pytest.approx([0.8 * 0.5 * 0.8, 0.6])
@@ -261,9 +257,10 @@ def test_weigh_multiplies_source_weight_and_question_fit_into_score_and_weight()
 def test_decay_scales_dated_candidates_and_ranks_them_best_first() -> None:
     old, today = record("old", path="2026-03-01.md"), record("today", path="2026-03-31.md")
     recall = Recall(vector=[(old, 0.9), (today, 0.6)], keyword=[])
-    fused = fuse(recall, SEED)
-    weighed = weigh(fused, [0, 1], SEED, access_counts=None, period=None, question="")
-    ranking = decay(fused, weighed, SEED.temporal_decay.model_copy(update={"half_life_days": 30}), NOW)
+    fused = fuse(recall, SEED.ranking)
+    weighed = weigh(fused, [0, 1], SEED.ranking, access_counts=None, period=None, question="")
+    thirty_days = SEED.ranking.temporal_decay.model_copy(update={"half_life_days": 30})
+    ranking = decay(fused, weighed, thirty_days, NOW)
     assert ranking.scored.decay == pytest.approx([0.5, 1.0])
     hits = ranking.head(5)
     assert [(h.chunk_id, h.relevance_rank) for h in hits] == [("today", 1), ("old", 2)]
@@ -273,15 +270,15 @@ def test_decay_scales_dated_candidates_and_ranks_them_best_first() -> None:
 
 
 def test_mmr_reorders_only_the_pool_and_top_k_takes_the_first_k() -> None:
-    config = SEED.merged(max_results=2, mmr={"pool_multiplier": 3})
-    fused = fuse(near_duplicates(), config)
-    kept = cut(fused, config.min_score)
-    ranking = decay(fused, weigh(fused, kept, config, access_counts=None, period=None, question=""),
-                    config.temporal_decay, NOW)
-    pool, reranked = mmr(ranking, config.mmr, {}, 2)
+    config = SEED.merged(max_results=2, ranking={"mmr": {"pool_multiplier": 3}})
+    fused = fuse(near_duplicates(), config.ranking)
+    kept = cut(fused, config.ranking.min_score)
+    ranking = decay(fused, weigh(fused, kept, config.ranking, access_counts=None, period=None, question=""),
+                    config.ranking.temporal_decay, NOW)
+    pool, reranked = mmr(ranking, config.ranking.mmr, {}, 2)
     assert [h.chunk_id for h in pool] == ["dup1", "dup2", "dup3", "distinct", "noise"]
     assert [h.chunk_id for h in top_k(reranked, 2)] == ["dup1", "distinct"]
-    off, same = mmr(ranking, config.mmr.model_copy(update={"enabled": False}), {}, 2)
+    off, same = mmr(ranking, config.ranking.mmr.model_copy(update={"enabled": False}), {}, 2)
     assert same is off
 
 
@@ -317,7 +314,7 @@ def test_as_of_puts_the_facts_that_held_then_first_and_records_the_day() -> None
     fact = PastFact("finance.md", 9, "- ~~Rent €1,650~~ (superseded 2026-12-01)", "Rent €1,650", None,
                     dt.date(2026, 12, 1))
     current = make_hit("now", 0.8, path="finance.md", text="- Rent €1,720", keyword_score=0.8,
-                       vector_score=None, source="keyword")
+                       vector_score=None, retrieved_by="keyword")
     ranked = RankedResults([current], {"top_k": 1, "expired": 0}, None)
     asked = AsOf(day, strict=False, facts=[fact], terms=["rent"], idf={"rent": 2.0}, absent_idf=5.0)
     answered = as_of(ranked, asked, 3)
@@ -339,7 +336,8 @@ def test_run_is_expire_rank_restated_order_and_as_of_with_their_counts() -> None
 
 def test_a_strict_as_of_ranks_twice_as_many_before_keeping_what_was_written_by_its_day() -> None:
     logs = [(record(f"c{i}", path=f"2026-03-{10 + i}.md"), 0.8 + i * 0.01) for i in range(8)]  # newer: better
-    config = MemoryConfig(max_results=2, mmr={"enabled": False}, temporal_decay={"enabled": False})
+    config = MemoryConfig(max_results=2, ranking={"mmr": {"enabled": False},
+                                                  "temporal_decay": {"enabled": False}})
     asked = AsOf(dt.date(2026, 3, 15), strict=True)
     ranked = run(Recall(vector=logs, keyword=[]), config, question="", today=NOW.date(), asked=asked, now=NOW)
     # The four best (2 × 2) are the logs of 17 to 14 March; those of the 16th and 17th were not written yet.

@@ -53,21 +53,22 @@ QUESTIONS = ["", "What did Ann paint?", "retire risk", "What did Ann and Bob say
 PERIODS = [None, Period(start=dt.date(2026, 3, 1), end=dt.date(2026, 3, 31)), Period(month=1)]
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
-    "raw_cut": {"fusion": "weighted_raw", "min_score": 0.3},
-    "minmax": {"fusion": "minmax"},
-    "rrf": {"fusion": "rrf", "rrf_k": 5},
-    "cut": {"min_score": 0.2},
-    "weights": {"source_weights": {"daily": 0.8, "session": 0.5, "evergreen": 1.2}, "access_weight": 0.3},
-    "newer": {"temporal_decay": {"newer_first": 0.3, "floor": 0.0, "half_life_days": 10}},
-    "no_newer": {"temporal_decay": {"newer_first": 1.0}},
-    "no_decay": {"temporal_decay": {"enabled": False}},
-    "no_mmr": {"mmr": {"enabled": False}},
-    "cosine": {"mmr": {"similarity": "auto", "duplicate_threshold": 0.0, "lambda": 0.4}},
-    "pool": {"mmr": {"pool_multiplier": 4, "duplicate_threshold": 0.1, "lambda": 0.3}},
-    "focus": {"question_weight": 0.3, "period_weight": 0.2, "speaker_weight": 0.1},
+    "raw_cut": {"ranking": {"fusion": "weighted_raw", "min_score": 0.3}},
+    "minmax": {"ranking": {"fusion": "minmax"}},
+    "rrf": {"ranking": {"fusion": "rrf", "rrf_k": 5}},
+    "cut": {"ranking": {"min_score": 0.2}},
+    "weights": {"ranking": {"source_weights": {"daily": 0.8, "session": 0.5, "evergreen": 1.2},
+                            "access_weight": 0.3}},
+    "newer": {"ranking": {"temporal_decay": {"newer_first": 0.3, "floor": 0.0, "half_life_days": 10}}},
+    "no_newer": {"ranking": {"temporal_decay": {"newer_first": 1.0}}},
+    "no_decay": {"ranking": {"temporal_decay": {"enabled": False}}},
+    "no_mmr": {"ranking": {"mmr": {"enabled": False}}},
+    "cosine": {"ranking": {"mmr": {"similarity": "auto", "duplicate_threshold": 0.0, "lambda": 0.4}}},
+    "pool": {"ranking": {"mmr": {"pool_multiplier": 4, "duplicate_threshold": 0.1, "lambda": 0.3}}},
+    "focus": {"ranking": {"question_weight": 0.3, "period_weight": 0.2, "speaker_weight": 0.1}},
 }
 CONFIGS = [MemoryConfig().merged(**variant) for variant in VARIANTS.values()]
-CONFIGS.append(MemoryConfig(fusion=weighted_fusion))  # a function: no calibration
+CONFIGS.append(MemoryConfig(ranking={"fusion": weighted_fusion}))  # a function: no calibration
 
 
 def staged_rank(recall: Recall, config: MemoryConfig, *, max_results: int, now: dt.datetime,
@@ -75,39 +76,40 @@ def staged_rank(recall: Recall, config: MemoryConfig, *, max_results: int, now: 
                 question: str) -> RankedResults:
     """rank() as the stages it composes, each making and re-sorting every hit."""
     k = max_results
-    fusion = resolve_fusion(config.fusion, config.rrf_k)
+    ranking = config.ranking
+    fusion = resolve_fusion(ranking.fusion, ranking.rrf_k)
     coverage = Coverage(recall.terms, recall.term_weights, recall.translations)
     merged = merge_candidates(
-        recall.vector, recall.keyword, vector_weight=config.vector_weight, text_weight=config.text_weight,
+        recall.vector, recall.keyword, vector_weight=ranking.vector_weight, text_weight=ranking.text_weight,
         fusion=fusion.combine,
         calibrate=(calibration(recall.terms, recall.background, recall.term_weights, recall.keyword,
                                recall.translations, coverage) if fusion.calibrated else None))
     merged = annotate_relevance(merged, recall.terms, recall.background, recall.term_weights,
                                 recall.translations, coverage)
     if fusion.cuts_merged:
-        filtered = filter_min_score(merged, config.min_score or 0.0)
+        filtered = filter_min_score(merged, ranking.min_score or 0.0)
     else:
-        filtered = relevant(merged, config.min_score)
-    sw = config.source_weights
+        filtered = relevant(merged, ranking.min_score)
+    sw = ranking.source_weights
     weighted = apply_source_weights(
         filtered, weights={"evergreen": sw.evergreen, "daily": sw.daily, "session": sw.session},
-        access_counts=access_counts, access_weight=config.access_weight)
-    focused = apply_question_fit(weighted, period=period, question_weight=config.question_weight,
-                                 period_weight=config.period_weight, question=question,
-                                 speaker_weight=config.speaker_weight)
-    decay = config.temporal_decay
+        access_counts=access_counts, access_weight=ranking.access_weight)
+    focused = apply_question_fit(weighted, period=period, question_weight=ranking.question_weight,
+                                 period_weight=ranking.period_weight, question=question,
+                                 speaker_weight=ranking.speaker_weight)
+    decay = ranking.temporal_decay
     decayed = apply_temporal_decay(focused, half_life_days=decay.half_life_days, now=now,
                                    enabled=decay.enabled, floor=decay.floor, newer_first=decay.newer_first,
                                    newer_relevance=CONFIDENT_RELEVANCE)
-    size = config.mmr.pool_multiplier * k
+    size = ranking.mmr.pool_multiplier * k
     pool = [hit.revised(relevance_rank=n) for n, hit in enumerate(decayed[:size], start=1)]
     reranked = pool
-    if config.mmr.enabled and config.mmr.lambda_ < 1.0 and len(pool) > 1:
+    if ranking.mmr.enabled and ranking.mmr.lambda_ < 1.0 and len(pool) > 1:
         similarity = None
-        if config.mmr.similarity != "jaccard":
+        if ranking.mmr.similarity != "jaccard":
             similarity = cosine_similarity_fn([recall.vectors.get(hit.chunk_id) for hit in pool])
-        reranked = mmr_rerank(pool, lambda_=config.mmr.lambda_, similarity=similarity,
-                              duplicate_threshold=config.mmr.duplicate_threshold,
+        reranked = mmr_rerank(pool, lambda_=ranking.mmr.lambda_, similarity=similarity,
+                              duplicate_threshold=ranking.mmr.duplicate_threshold,
                               relevance_floor=min(merged[-1].score, decayed[-1].score), limit=k)
     top = reranked[:k]
     stages = (recall.vector, recall.keyword, merged, filtered, decayed, pool, top)

@@ -113,7 +113,7 @@ def test_a_keyword_match_on_a_common_word_no_longer_outranks_a_semantic_answer()
         keyword=[(name_only, 1.0)],  # the best (and only) keyword match: the name, not the car
         terms=["toma", "automobil"], background=(0.78, 0.02), term_weights={"toma": 0.5, "automobil": 3.0},
     )
-    hits = rank(recall, MemoryConfig(temporal_decay={"enabled": False})).hits
+    hits = rank(recall, MemoryConfig(ranking={"temporal_decay": {"enabled": False}})).hits
     assert [h.chunk_id for h in hits] == ["car", "name"]
     assert hits[0].score == pytest.approx(0.25)  # 0.5 x vector evidence 0.5
     # Relative to the best hit alone, the name note's BM25 counted as full evidence: 0.5 x 0.61 = 0.30.

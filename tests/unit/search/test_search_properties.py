@@ -55,14 +55,9 @@ def recalls(draw: st.DrawFn) -> Recall:
 
 configs = st.builds(
     lambda k, min_score, vw, tw, decay, mmr, lam, sim, fusion: MemoryConfig(
-        fusion=fusion,
-        max_results=k,
-        min_score=min_score,
-        vector_weight=vw,
-        text_weight=tw,
-        temporal_decay={"enabled": decay, "half_life_days": 7},
-        mmr={"enabled": mmr, "lambda": lam, "similarity": sim},
-    ),
+        max_results=k, ranking={"fusion": fusion, "min_score": min_score, "vector_weight": vw,
+                                "text_weight": tw, "temporal_decay": {"enabled": decay, "half_life_days": 7},
+                                "mmr": {"enabled": mmr, "lambda": lam, "similarity": sim}}),
     st.integers(1, 8),
     st.sampled_from([0.0, 0.1, 0.3]),
     st.floats(0.1, 5.0),
@@ -96,10 +91,10 @@ def test_output_is_a_subset_of_input_without_repeats(recall: Recall, config: Mem
     assert len(ids) == len(set(ids))
     assert set(ids) <= recalled
     assert len(ids) <= config.max_results
-    if config.fusion == "weighted_raw":  # the seed cuts the merged score
-        assert all(h.score >= config.min_score * h.decay - 1e-9 for h in ranked.hits)
+    if config.ranking.fusion == "weighted_raw":  # the specification cuts the merged score
+        assert all(h.score >= config.ranking.min_score * h.decay - 1e-9 for h in ranked.hits)
     else:  # the others cut the absolute relevance
-        assert all(h.relevance >= config.min_score for h in ranked.hits)
+        assert all(h.relevance >= config.ranking.min_score for h in ranked.hits)
     funnel = list(ranked.funnel.values())
     assert funnel[2:] == sorted(funnel[2:], reverse=True)  # the funnel only narrows after merge
 

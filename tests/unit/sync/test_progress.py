@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from langchain_md_memory import MarkdownMemory, ProgressEvent
+from langchain_md_memory import MarkdownMemory
+from langchain_md_memory.types import ProgressEvent
 from tests.support.embeddings import AxisEmbeddings
 from tests.support.memories import write_files
 
@@ -46,7 +47,7 @@ def assert_counts_up_to_the_total(events: list[ProgressEvent]) -> None:
 def test_sync_reports_chunks_embedded_increasing_to_the_total(folder: Path, capsys) -> None:
     embedder = AxisEmbeddings(VOCABULARY)
     events, record = recorder()
-    with MarkdownMemory(folder, embeddings=embedder, config={"embedding_batch_size": 4}) as mem:
+    with MarkdownMemory(folder, embeddings=embedder, config={"embedding": {"batch_size": 4}}) as mem:
         stats = mem.sync(progress=record)
         chunks = mem.status()["chunks"]
     embedded = phase(events, "embed")
@@ -92,14 +93,14 @@ def test_an_interrupted_sync_keeps_the_batches_it_finished(folder: Path) -> None
 
     first = Interruptible(VOCABULARY)
     first.interrupt_at = 3
-    with MarkdownMemory(folder, embeddings=first, config={"embedding_batch_size": 4}) as mem:
+    with MarkdownMemory(folder, embeddings=first, config={"embedding": {"batch_size": 4}}) as mem:
         with pytest.raises(KeyboardInterrupt):
             mem.sync()
         info = mem.status()
     assert 0 < info["embedded"] < info["chunks"]
 
     second = Interruptible(VOCABULARY)  # the same model: the vectors already stored stay valid
-    with MarkdownMemory(folder, embeddings=second, config={"embedding_batch_size": 4}) as mem:
+    with MarkdownMemory(folder, embeddings=second, config={"embedding": {"batch_size": 4}}) as mem:
         mem.sync()
         after = mem.status()
     assert after["embedded"] == after["chunks"]
