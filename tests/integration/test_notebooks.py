@@ -120,8 +120,8 @@ def test_quickstart_shows_the_score_breakdown_and_survives_deleting_the_index(
     assert stderr_of(nb) == []
     assert ("embeddings: local" in text) == HAS_LOCAL_MODEL
     header = next(line for line in text.splitlines() if line.startswith("rank  relevance_rank"))
-    assert header.split() == ["rank", "relevance_rank", "citation", "retrieved_by", "vector", "keyword", "merged",
-                              "relevance", "confident", "weight", "decay", "final"]
+    assert header.split() == ["rank", "relevance_rank", "citation", "retrieved_by", "vector", "keyword",
+                              "merged", "relevance", "confident", "weight", "decay", "final"]
     assert "MEMORY.md#L" in text and "goals.md#L" in text
     assert "target retirement age 60 (changed from 65)." in text
     assert "index files left: []" in text
