@@ -1,10 +1,11 @@
 """The facade users construct: a memory composed of its owners, and its ways out to LangChain.
 
-:class:`MarkdownMemory` forwards to four owners: ``documents`` (the Markdown behind the write guard),
-``indexer`` (the index and its sync), ``searcher`` (recall, every ranking step, the hits) and the
-watcher. Every method taking a file asks ``_route`` which memory holds it; :class:`ProjectMemory`
-overrides that one method (``~global/...`` goes to the global memory) and adds the global memory to
-its searcher's sources. The ways out (retriever, ``BaseStore``, dream, archives) use public methods.
+:class:`MarkdownMemory` forwards to four private owners: ``_documents`` (the Markdown behind the write
+guard), ``_indexer`` (the index and its sync), ``_searcher`` (the I/O of a search around the steps of
+:mod:`.search.pipeline`) and ``_watcher``. Every method taking a file asks ``_route`` which memory
+holds it; :class:`ProjectMemory` overrides that one method (``~global/...`` goes to the global memory)
+and adds the global memory to its searcher's sources. The ways out (retriever, ``BaseStore``, dream,
+archives) use public methods.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ class MemoryWatcher:
     Example:
         .. code-block:: python
 
-            watcher = MemoryWatcher(mem.memory_dir, mem.indexer.sync, debounce_ms=200)
+            watcher = MemoryWatcher(mem.memory_dir, mem.sync, debounce_ms=200)
             watcher.start()
             ...
             watcher.stop()
