@@ -246,7 +246,9 @@ class MarkdownMemory:
         return None if self.embedder is None else (self.embedder.embeddings, self.embedder.identity().dim)
 
     def status(self) -> dict[str, Any]:
-        """Counts and state: files, chunks, embedded, provider, last sync, fallbacks, watcher."""
+        """Counts and state: files, files to index, chunks, embedded and waiting, provider, last sync,
+        fallbacks, watcher. Only reads (a walk of the files' stamps, the index's counts): it never
+        indexes or embeds, so it answers at once; :meth:`sync` does the work it shows is left."""
         return memory_status(self.location, self._indexer, self.embedder, self._watcher,
                              self._searcher.sync_error)
 

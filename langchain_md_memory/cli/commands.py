@@ -162,7 +162,7 @@ def _warn_if_waiting(mem: MarkdownMemory, err: TextIO) -> None:
 
 
 def _status(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    mem.sync()
+    # Reads only: an interrupted index is shown as it is, and `index` does the work.
     info = mem.status()
     context = mem.session_context_report()
     info["session_context"] = {f.name: f"{f.shown_lines} of {f.total_lines} lines ({f.tokens} tokens)"
@@ -176,9 +176,22 @@ def _status(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: Tex
         if isinstance(value, dict):
             value = "; ".join(f"{k}: {v}" for k, v in value.items()) or None
         print(f"{key:<22} {'-' if value is None else value}", file=out)
+    behind = _behind(info)
+    if behind:
+        print(behind, file=out)
     if advice:
         print(advice, file=out)
     return 0
+
+
+def _behind(info: dict[str, Any]) -> str | None:
+    """What the index has yet to catch up with, and the command that does it; ``None``: nothing."""
+    files, chunks = info.get("files_to_index") or 0, info.get("waiting_for_embeddings") or 0
+    if not files and not chunks:
+        return None
+    todo = " and ".join(filter(None, [f"{files} file(s) to index" if files else "",
+                                      f"{chunks} chunk(s) to embed" if chunks else ""]))
+    return f"The index is behind the Markdown ({todo}): `md-memory index` brings it up to date."
 
 
 def _consolidation_advice(context: SessionContext) -> str | None:

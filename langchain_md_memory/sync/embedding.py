@@ -28,6 +28,7 @@ from ..index.base import SearchIndex
 
 __all__ = [
     "FLUSH_S", "EmbedOutcome", "embed_cached", "embed_missing", "embed_text", "index_identity",
+    "space_identity",
 ]
 
 FLUSH_S = 0.05
@@ -193,4 +194,9 @@ def embed_cached(index: SearchIndex, embedder: Embedder, fingerprint: str,
 
 def index_identity(embedder: Embedder) -> str:
     """What the stored vectors depend on: ``provider:model:dim`` plus chunker and tokenizer versions."""
-    return f"{embedder.identity()}|chunker={CHUNKER_VERSION}|tokenizer={INDEX_TOKENIZER_VERSION}"
+    return space_identity(embedder.identity())
+
+
+def space_identity(space: object) -> str:
+    """:func:`index_identity` of an embedder whose ``identity()`` is ``space`` (``provider:model:dim``)."""
+    return f"{space}|chunker={CHUNKER_VERSION}|tokenizer={INDEX_TOKENIZER_VERSION}"

@@ -102,6 +102,15 @@ class FolderCheck:
         self._next_walk = now + max(WALK_EVERY_S, WALK_SHARE * (now - started))
         return found
 
+    def look(self) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
+        """What :meth:`walk` finds (every document's stamp, and the files the path guard refuses, with
+        why), leaving the folders a search's check compares with as the last walk saw them: a look
+        between two searches must not hide a change from the second."""
+        if self._tree is None:
+            return self.store.scan(), {}
+        refused: dict[str, str] = {}
+        return self._tree.scan(refused=refused), refused
+
     def state(self) -> Literal["unchanged", "due", "stale"]:
         """``stale``: walk now (a folder moved, or none is trusted); ``due``: nothing moved but the
         periodic walk is due (:meth:`walk_behind`); ``unchanged``: nothing to do."""

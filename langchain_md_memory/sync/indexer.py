@@ -34,12 +34,20 @@ from .embedding import embed_missing, embed_text, index_identity
 from .freshness import FolderCheck
 from .stats import SyncStats
 
-__all__ = ["Indexer", "SyncStats", "embed_text", "index_identity"]
+__all__ = ["Indexer", "SyncStats", "embed_text", "index_identity", "over_max_file_bytes"]
 
 logger = logging.getLogger(__name__)
 
 # After an embedding failure, sync does not retry the provider for this long.
 _EMBED_BACKOFF_S = 30.0
+
+_LAST_SYNC = "last_sync"
+"""The index's meta key holding when a sync last changed the index (a Unix time)."""
+
+
+def over_max_file_bytes(size: int, max_bytes: int) -> str:
+    """Why a document of ``size`` bytes is left out of the index (``status()["skipped_files"]``)."""
+    return f"{size} bytes, over max_file_bytes={max_bytes}"
 
 
 def _sha256(data: str | bytes) -> str:
@@ -154,19 +162,54 @@ class Indexer:
                 self._sync_files(force, counters, progress, scanned)
                 self._embed_missing(counters, progress)
                 self.index.after_sync()
+                self.last_sync = time.time()
+                self._record_sync(counters)
             except BaseException:
                 self._dirty = True
                 raise
             counters.seconds = time.perf_counter() - started
-            self.last_sync = time.time()
             logger.debug("sync: %s", counters)
             return counters
+
+    def _record_sync(self, c: SyncStats) -> None:
+        """Keep the time of a sync that changed the index in it, for another process's status; one
+        that found nothing to do writes nothing (a search's sync is usually such a one)."""
+        changed = c.files_changed or c.files_removed or c.chunks_removed or c.embedded or c.cached
+        if changed or self.index.get_meta(_LAST_SYNC) is None:
+            self.index.set_meta(_LAST_SYNC, repr(self.last_sync))
+
+    def synced_at(self) -> float | None:
+        """When the index was last brought up to date: this process's last sync, or the last sync of
+        any process that changed the index, whichever is later; ``None``: never synced."""
+        stored = self.index.get_meta(_LAST_SYNC)
+        try:
+            recorded = float(stored) if stored is not None else None
+        except ValueError:  # not a time this package wrote: as if none were recorded
+            recorded = None
+        return max((t for t in (self.last_sync, recorded) if t is not None), default=None)
+
+    def files_to_index(self, found: dict[str, tuple[int, int]]) -> list[str]:
+        """The documents a sync would index again, given their stamps ``found`` by a walk: new or
+        changed since the index saw them (every one, when the chunking changed), and those the index
+        holds that are gone. Reads the index alone: no document is read, nothing is written."""
+        known = self.index.file_states()
+        limit = self.config.limits.max_file_bytes
+        rechunk = bool(known) and self.index.get_meta("chunking") != self._chunking_signature()
+        out = []
+        for path, (mtime_ns, size) in found.items():
+            old = known.get(path)
+            if size > limit:  # never indexed: only a version indexed before it grew has to go
+                stale = old is not None
+            else:
+                stale = rechunk or old is None or (old.mtime_ns, old.size) != (mtime_ns, size)
+            if stale:
+                out.append(path)
+        return sorted([*out, *(known.keys() - found.keys())])
 
     def _sync_files(self, force: bool, c: SyncStats, progress: ProgressCallback | None,
                     scanned: dict[str, tuple[int, int]] | None = None) -> None:
         known = self.index.file_states()
-        cfg = self.config.chunking
-        signature = chunking_signature(cfg.chunk_tokens, cfg.chunk_overlap_tokens, cfg.chunk_context_tokens)
+        signature = self._chunking_signature()
         # Chunking or terms changed: every file again, recorded once done (an interrupted sync starts over).
         rechunk = self.index.get_meta("chunking") != signature
         if rechunk and not known:  # a new index: nothing to chunk again
@@ -210,6 +253,10 @@ class Indexer:
         if progress is not None:
             progress(ProgressEvent("index", len(paths), len(paths), "files"))
 
+    def _chunking_signature(self) -> str:
+        cfg = self.config.chunking
+        return chunking_signature(cfg.chunk_tokens, cfg.chunk_overlap_tokens, cfg.chunk_context_tokens)
+
     def _remember(self, seen: dict[str, tuple[int, int]]) -> None:
         """Keep what this sync saw: the next check compares a walk with it."""
         self._known = seen
@@ -231,7 +278,7 @@ class Indexer:
         old = self.index.file_state(path)
         if raw is None:
             # Never read a huge file into a search's sync; say so in status instead.
-            reason = f"{stat[1]} bytes, over max_file_bytes={self.config.limits.max_file_bytes}"
+            reason = over_max_file_bytes(stat[1], self.config.limits.max_file_bytes)
             if self.skipped.get(path) != reason:
                 logger.warning("not indexing %s: %s", path, reason)
             self.skipped[path] = reason

@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from itertools import pairwise
 
 from .stopwords import is_stop_term
-from .tokens import SCRIPT_CJK, SCRIPT_OTHER
+from .tokens import SCRIPT_CJK, SCRIPT_OTHER, index_terms
 
 __all__ = ["Dictionary", "bundled_dictionary", "gloss_heads", "translations_script"]
 
@@ -163,7 +163,7 @@ class Dictionary:
         A query holding Chinese is read as Chinese: its words found longest first (words of
         function characters only are skipped), each with its English glosses. Any other
         query has its English words, stop words left out, each with the Chinese headwords
-        one of whose glosses is that word. Words without a translation are left out.
+        one of whose glosses is that word or its singular. Words without a translation are left out.
         """
         runs = "".join(_CJK_RUN.findall(query))
         if runs:
@@ -172,10 +172,20 @@ class Dictionary:
         for word in _WORD.findall(query.lower()):
             if is_stop_term(word):
                 continue
-            found = self.headwords(word) or self.headwords(word.removesuffix("s"))
+            found = self._english_headwords(word)
             if found:
                 out[word] = list(found)
         return out
+
+    def _english_headwords(self, word: str) -> tuple[str, ...]:
+        """:meth:`headwords` of ``word``, then of its singular: a gloss names its thing in the singular.
+
+        ``options`` is the gloss of 指数期权 (index options) alone, ``option`` that of 期权; a question
+        about options means both. The singular is the first of :func:`_singulars` the dictionary
+        glosses (``movies``: not ``movy``, ``movie``).
+        """
+        singular = next((found for base in _singulars(word) if (found := self.headwords(base))), ())
+        return tuple(dict.fromkeys((*self.headwords(word), *singular)))
 
     def seams(self, query: str) -> dict[str, bool]:
         """The bigrams of the query's Chinese that straddle two of its pieces, one of them a word.
@@ -233,6 +243,19 @@ def gloss_heads(gloss: str) -> list[list[str]]:
         if 0 < len(words) <= 2 and all(_WORD.fullmatch(w) for w in words):
             out.append(words)
     return out
+
+
+def _singulars(word: str) -> list[str]:
+    """The singulars an English plural ``word`` may have (``-ies`` → ``-y``, ``-es`` and ``-s`` taken
+    off), kept where the index stems them as it stems ``word``: there they are one term with it
+    (``policies`` → ``policy``, ``boxes`` → ``box``, never ``news`` → ``new``)."""
+    if not word.endswith("s"):
+        return []
+    cut = [word[:-3] + "y"] if word.endswith("ies") else []
+    cut += [word[:-2]] if word.endswith("es") else []
+    cut.append(word[:-1])
+    stem = index_terms(word)
+    return [base for base in cut if len(base) > 1 and index_terms(base) == stem]
 
 
 def _function_only(piece: str) -> bool:

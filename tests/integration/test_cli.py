@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory.cli import main
+from langchain_md_memory.embeddings import EmbeddingClient, providers
+from tests.support.embeddings import AxisEmbeddings
 from tests.support.hits import HIT_FIELDS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
@@ -97,6 +99,54 @@ def test_index_and_status_report_counts(example_dir):
     code, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "status", "--json")
     info = json.loads(out)
     assert info["files"] == 4 and info["chunks"] > 4 and info["provider"] is None
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """``--embeddings local`` answered by a stand-in that counts every call (the bundled model's place)."""
+    emb = AxisEmbeddings(["fact", "note"], model="counted")
+    monkeypatch.setattr(providers, "_local_client",
+                        lambda opts: EmbeddingClient(emb, provider="local", model="counted", **opts))
+    return emb
+
+
+def _forty_notes(tmp_path):
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"note{i:02}.md").write_text(f"# Note {i}\n\n- fact {i}: kept for the status check\n")
+    return folder
+
+
+def test_status_on_a_memory_never_indexed_reports_the_work_left_and_does_none_of_it(tmp_path, counted):
+    folder = _forty_notes(tmp_path)
+    code, out, _ = run("--dir", str(folder), "--embeddings", "local", "status", "--json")
+    info = json.loads(out)
+    assert code == 0
+    assert (info["files"], info["files_to_index"], info["dirty"]) == (40, 40, True)
+    assert (info["chunks"], info["embedded"], info["last_sync"]) == (0, 0, None)
+    assert counted.calls == counted.queries == 0  # nothing embedded, the model not even asked its size
+    code, out, _ = run("--dir", str(folder), "--embeddings", "local", "status")
+    assert "40 file(s) to index" in out.splitlines()[-1] and "md-memory index" in out.splitlines()[-1]
+    assert run("--dir", str(folder), "--embeddings", "local", "index")[0] == 0
+    assert counted.texts_embedded == 40
+    code, out, _ = run("--dir", str(folder), "--embeddings", "local", "status", "--json")
+    info = json.loads(out)
+    assert (info["files_to_index"], info["chunks"], info["embedded"], info["dirty"]) == (0, 40, 40, False)
+    assert info["last_sync"] is not None  # the index run's, read back by another process
+
+
+def test_status_of_an_interrupted_index_shows_the_chunks_waiting_and_leaves_them(tmp_path, counted):
+    folder = _forty_notes(tmp_path)
+    counted.fail = ConnectionError("connection reset by peer")  # the index run loses its model
+    assert run("--dir", str(folder), "--embeddings", "local", "--json", "index")[0] == 0
+    counted.fail = None
+    calls = (counted.calls, counted.queries)
+    code, out, _ = run("--dir", str(folder), "--embeddings", "local", "status", "--json")
+    info = json.loads(out)
+    assert code == 0 and (info["files_to_index"], info["chunks"], info["embedded"]) == (0, 40, 0)
+    assert info["waiting_for_embeddings"] == 40
+    assert (counted.calls, counted.queries) == calls  # checking it did not finish it
 
 
 def test_status_shows_how_much_of_each_file_fits_and_suggests_dream_when_memory_md_is_over(tmp_path):

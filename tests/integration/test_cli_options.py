@@ -145,6 +145,7 @@ def test_search_json_has_citations_and_iso_times(example_dir: Path) -> None:
 
 
 def test_status_json_times_are_iso_8601(example_dir: Path) -> None:
+    assert run("--dir", str(example_dir), "--embeddings", "none", "index")[0] == 0
     code, out, _ = run("--dir", str(example_dir), "--embeddings", "none", "status", "--json")
     assert code == 0
     synced = dt.datetime.fromisoformat(json.loads(out)["last_sync"])

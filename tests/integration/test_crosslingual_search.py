@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.text import query_terms
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
 NOTES = {
     "family.md": "# 家人\n\n## 爸爸妈妈（成都）\n- 爸爸：65岁，有高血压，每天吃氨氯地平。\n"
                  "- 妈妈：62岁，喜欢跳广场舞。\n",
@@ -35,6 +37,15 @@ def test_a_chinese_question_finds_the_english_note(bilingual: Path) -> None:
     with MarkdownMemory(bilingual, embeddings="none") as mem:
         hits = mem.search("我对什么过敏？")
     assert hits[0].path == "health.md"
+
+
+@pytest.mark.parametrize("question", ["options", "stock options", "option"])
+def test_an_english_plural_finds_the_chinese_note_as_its_singular_does(tmp_path: Path, question: str) -> None:
+    example = tmp_path / "memory"
+    shutil.copytree(EXAMPLES, example, ignore=shutil.ignore_patterns(".md-memory"))
+    with MarkdownMemory(example, embeddings="none") as mem:
+        hits = mem.search(question)
+    assert hits and "不碰杠杆 ETF 和期权" in hits[0].text  # 期权: options
 
 
 def test_a_question_in_the_notes_language_keeps_its_own_ranking(bilingual: Path) -> None:

@@ -168,6 +168,28 @@ def test_changed_embedding_identity_clears_and_reembeds_all_vectors(memory_dir):
     assert status["embedded"] == 2
 
 
+def test_status_only_reads_what_is_left_to_index_and_embed(memory_dir, emb):
+    for i in range(5):
+        (memory_dir / f"plan{i}.md").write_text(f"Retire at sixty, plan {i}.\n")
+    with open_memory(memory_dir, emb) as mem:
+        info = mem.status()
+        assert (info["files"], info["files_to_index"], info["chunks"], info["dirty"]) == (5, 5, 0, True)
+        assert emb.calls == emb.queries == 0  # not even the call that measures the model's dimension
+        mem.sync()
+        (memory_dir / "plan0.md").unlink()
+        (memory_dir / "plan1.md").write_text("Retire at sixty-five, plan 1 revised.\n")
+        calls = (emb.calls, emb.queries)
+        info = mem.status()
+        assert (info["files"], info["files_to_index"], info["embedded"]) == (4, 2, 5)
+        assert info["waiting_for_embeddings"] == 0 and (emb.calls, emb.queries) == calls
+    other = AxisEmbeddings(VOCAB, model="axis-v2")
+    with open_memory(memory_dir, other) as mem:
+        info = mem.status()
+    assert info["embedding_identity"].startswith("AxisEmbeddings:axis-v1:7")
+    assert info["waiting_for_embeddings"] == 5  # another model's vectors: the next sync makes them all again
+    assert other.calls == other.queries == 0
+
+
 def test_embedding_outage_at_query_time_answers_from_keywords(memory_dir, emb):
     (memory_dir / "MEMORY.md").write_text("Retire at sixty.\n")
     (memory_dir / "cash.md").write_text("Cash buffer.\n")

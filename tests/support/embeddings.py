@@ -16,7 +16,7 @@ from langchain_core.embeddings import Embeddings
 
 
 class AxisEmbeddings(Embeddings):
-    """Keyword-count vectors over ``vocabulary``; counts calls and texts embedded."""
+    """Keyword-count vectors over ``vocabulary``; counts calls, texts embedded and queries."""
 
     def __init__(
         self, vocabulary: list[str], *, model: str = "axis-v1", aliases: dict[str, str] | None = None
@@ -26,6 +26,7 @@ class AxisEmbeddings(Embeddings):
         self.model = model
         self.texts_embedded = 0
         self.calls = 0
+        self.queries = 0
         self.fail: BaseException | None = None
         self._lock = threading.Lock()
 
@@ -45,6 +46,7 @@ class AxisEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         with self._lock:
+            self.queries += 1
             if self.fail is not None:
                 raise self.fail
         return self.vector(text)

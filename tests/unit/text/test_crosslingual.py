@@ -30,6 +30,20 @@ def test_english_words_go_to_the_headwords_that_gloss_them() -> None:
     assert cedict.translations("my blood") == {}
 
 
+def test_a_plural_also_finds_the_headwords_of_its_singular() -> None:
+    cedict = Dictionary([*LINES, "期權 期权 [qi1 quan2] /option (finance)/",
+                         "指數期權 指数期权 [zhi3 shu4 qi1 quan2] /index options/",
+                         "政策 政策 [zheng4 ce4] /policy/", "盒子 盒子 [he2 zi5] /box/",
+                         "電影 电影 [dian4 ying3] /movie/", "新聞 新闻 [xin1 wen2] /news/",
+                         "新人 新人 [xin1 ren2] /new/"])
+    # "options" glosses 指数期权 alone; the singular's 期权 is what a note about options holds.
+    assert cedict.translations("stock options") == {"options": ["指数期权", "期权"]}
+    assert cedict.translations("policies and boxes") == {"policies": ["政策"], "boxes": ["盒子"]}
+    assert cedict.translations("movies") == {"movies": ["电影"]}  # movie, not movy
+    # A singular must be the same term to the index: "news" is not the plural of "new".
+    assert cedict.translations("news") == {"news": ["新闻"]}
+
+
 def test_chinese_words_are_found_longest_first_and_go_to_their_glosses() -> None:
     cedict = Dictionary(LINES)
     assert cedict.translations("维生素D每天补多少") == {"维生素": ["vitamin"]}
