@@ -122,6 +122,12 @@ class MemoryUpdateInput(BaseModel):
         "(e.g. '2027-01-31'); after it the fact no longer comes up in memory_search. Leave it out for "
         "facts that do not run out.",
     )
+    section: str | None = Field(
+        default=None,
+        description="For 'append', optional: the title of the file's section on the fact's subject (e.g. "
+        "'Preferences'); the fact goes at its end, or under a new '## <title>' at the end of the file. "
+        "Without it, a fact goes to the file's '## Notes' section when the file ends in another section.",
+    )
 
 
 def _validation_message(tool_name: str) -> Callable[[Any], str]:
@@ -242,8 +248,13 @@ def _appended(done: Remembered) -> str:
 
 def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file: str = "long_term",
             old_text: str | None = None, start_line: int | None = None, end_line: int | None = None,
-            expires: str | None = None) -> str:
+            expires: str | None = None, section: str | None = None) -> str:
     try:
+        if section is not None and action != "append":
+            raise ToolException(
+                f"Error: section applies to action='append', not {action!r}: edit, delete and supersede "
+                "change the text where old_text (or start_line) already is."
+            )
         if expires is not None and action not in ("append", "supersede"):
             raise ToolException(
                 f"Error: expires applies to action='append' and 'supersede', not {action!r}: to give a "
@@ -254,7 +265,8 @@ def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file
                 raise ToolException(
                     "Error: content is empty: give the text to remember, e.g. '- Prefers ETFs'."
                 )
-            return _appended(mem.remember(content, file=file, source=_tool_source(), expires=expires))
+            return _appended(mem.remember(content, file=file, source=_tool_source(), expires=expires,
+                                          section=section or None))
         if action in ("edit", "delete") and not old_text and start_line is not None:
             last = end_line if end_line is not None else start_line
             mem.replace_lines(file, start_line, last, content if action == "edit" else "")

@@ -43,7 +43,7 @@ def test_tools_are_search_get_update_in_order_with_schemas(tools):
     assert set(tools[0].args) == {"query", "max_results", "as_of"}
     assert set(tools[1].args) == {"path", "start_line", "end_line"}
     assert set(tools[2].args) == {"content", "action", "file", "old_text", "start_line", "end_line",
-                                  "expires"}
+                                  "expires", "section"}
 
 
 def test_search_description_demands_a_search_before_personalised_advice(tools):
@@ -151,8 +151,17 @@ def test_update_with_only_content_appends_to_memory_md(mem, tools):
 def test_update_appended_fact_is_searchable_at_once(tools):
     tools[2].invoke({"content": "- Emergency fund: six months of expenses."})
     out = tools[0].invoke({"query": "emergency fund"})
-    assert out.startswith("[1] MEMORY.md#L1-L6 (score 1.00)")
+    assert out.startswith("[1] MEMORY.md#L7-L8 (score 1.00)\n## Notes\n")  # not in the risk profile's chunk
     assert out.splitlines()[-1].startswith("- Emergency fund: six months of expenses. <!-- src: ")
+
+
+def test_update_files_an_appended_fact_under_the_section_it_names(mem, tools):
+    filed = tools[2].invoke({"content": "- Max drawdown 10%", "section": "Risk profile"})
+    assert filed == "Appended to MEMORY.md."
+    assert strip_annotations(mem.get("MEMORY.md")) == MEMORY + "- Max drawdown 10%\n"
+    out = tools[2].invoke({"action": "delete", "old_text": "- Max drawdown 10%", "section": "Risk profile"})
+    assert out.startswith("Error: section applies to action='append'")
+    assert "Max drawdown 10%" in mem.get("MEMORY.md")
 
 
 def test_update_daily_appends_to_todays_file(mem, tools):
