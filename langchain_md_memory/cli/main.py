@@ -77,8 +77,18 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             bar.close()
         if os.environ.get(_DEBUG_ENV):
             raise
-        print(f"md-memory: error: {one_line(exc)}", file=err)
+        print(f"md-memory: error: {_cli_message(exc)}", file=err)
         return 2
+
+
+def _cli_message(exc: Exception) -> str:
+    """The error's line, saying the CLI's way where the package's message names a Python argument."""
+    from ..errors import MissingApiKeyError
+
+    if isinstance(exc, MissingApiKeyError):
+        return (f"--embeddings {exc.spec} needs an API key: set {exc.variable} in the environment, or use "
+                "--embeddings local (the offline model) or --embeddings none (keyword search only)")
+    return one_line(exc)
 
 
 def _check(args: argparse.Namespace) -> str | None:
