@@ -208,6 +208,12 @@ class EmbeddingConfig(_Frozen):
     keywords); the bundled model runs in process and is never cut off."""
     retries: int = Field(2, ge=0)
     """Retries of a failed call, with backoff."""
+    search_wait_s: float | None = Field(10.0, ge=0)
+    """How long a search waits for new chunks to be embedded: a search that finds the Markdown changed
+    (or never indexed) embeds for at most this long, then answers from what is indexed while the rest is
+    embedded on a background thread; until then those chunks are found by keywords only, and the
+    search's note says how many. ``None``: a search waits for every chunk. ``sync()`` and
+    ``md-memory index`` always embed everything before they return."""
 
 
 class IndexConfig(_Frozen):

@@ -216,3 +216,19 @@ def test_openai_without_a_key_names_the_cli_way(example_dir, monkeypatch, spec):
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "OPENAI_API_KEY" in err and "--embeddings local" in err and "--embeddings none" in err
     assert "api_key=" not in err
+
+
+def test_the_progress_bar_draws_the_commands_own_work_not_a_background_job():
+    import threading
+
+    from langchain_md_memory.cli.progress import ProgressBar
+    from langchain_md_memory.types import ProgressEvent
+
+    stream = io.StringIO()
+    bar = ProgressBar(stream, live=False, every_s=0.0)
+    behind = threading.Thread(target=bar, args=(ProgressEvent("embed", 5, 10, "chunks"),))
+    behind.start()
+    behind.join()
+    assert stream.getvalue() == ""  # printed over a search's results, it would garble them
+    bar(ProgressEvent("embed", 10, 10, "chunks"))
+    assert stream.getvalue().startswith("embedding [")
