@@ -28,9 +28,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from langchain_core.callbacks import BaseCallbackManager, dispatch_custom_event
 from langchain_core.runnables import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
@@ -41,7 +43,7 @@ from ..files.paths import resolve_alias
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from ..search.asof import as_of_date
 from ..text.redaction import scrub
-from ..types import Remembered
+from ..types import ProgressCallback, ProgressEvent, Remembered
 from .prompt_context import search_answer
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MEMORY_TOOLS_POLICY",
+    "PROGRESS_EVENT",
     "MemoryGetInput",
     "MemorySearchInput",
     "MemoryUpdateInput",
@@ -59,6 +62,14 @@ logger = logging.getLogger(__name__)
 
 MEMORY_TOOLS_POLICY = DEFAULT_PROMPTS.policy
 """The default system-prompt rule to pair with the tools (the middleware adds it for you)."""
+
+PROGRESS_EVENT = "md_memory_progress"
+"""The LangChain custom event ``memory_search`` dispatches while its sync reads files and embeds chunks
+(``astream_events`` shows it; the MCP server turns it into progress notifications). Its data is a
+:class:`~langchain_md_memory.types.ProgressEvent` as a dict: ``phase``, ``done``, ``total``, ``unit``."""
+
+# Progress is dispatched at most this often within a phase (its first and last events always).
+_PROGRESS_EVERY_S = 0.25
 
 
 class MemorySearchInput(BaseModel):
@@ -169,9 +180,33 @@ def _shown(query: str, limit: int = 200) -> str:
     return query if len(query) <= limit else f"{query[:limit]}... ({len(query)} characters)"
 
 
+def _progress_events() -> ProgressCallback | None:
+    """The sync's progress as :data:`PROGRESS_EVENT` custom events of this tool run, when the run has
+    callbacks to receive them; ``None`` otherwise."""
+    callbacks = ensure_config().get("callbacks")
+    handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks
+    if not handlers:
+        return None
+    last: dict[str, float] = {}
+
+    def send(event: ProgressEvent) -> None:
+        now = time.monotonic()
+        if (event.phase not in last or event.done >= event.total
+                or now - last[event.phase] >= _PROGRESS_EVERY_S):
+            last[event.phase] = now
+            data = {"phase": event.phase, "done": event.done, "total": event.total, "unit": event.unit}
+            try:
+                dispatch_custom_event(PROGRESS_EVENT, data)
+            except RuntimeError as exc:  # not inside a run after all: progress is never worth a failed search
+                logger.debug("progress not dispatched: %s", exc)
+
+    return send
+
+
 def _search(mem: MarkdownMemory, query: str, max_results: int | None = None, as_of: str | None = None) -> str:
     try:
-        ranked = mem.search_detailed(query, max_results=max_results, as_of=as_of_date(as_of))
+        ranked = mem.search_detailed(query, max_results=max_results, as_of=as_of_date(as_of),
+                                     progress=_progress_events())
     except MemoryPathError as exc:
         raise _as_tool_error(exc) from exc
     except ValueError as exc:

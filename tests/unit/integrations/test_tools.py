@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 
@@ -10,7 +11,7 @@ from langchain_md_memory import MarkdownMemory, create_memory_tools
 from langchain_md_memory.errors import MemoryIndexError
 from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
-from langchain_md_memory.integrations.tools import MemorySearchInput, MemoryUpdateInput
+from langchain_md_memory.integrations.tools import PROGRESS_EVENT, MemorySearchInput, MemoryUpdateInput
 from langchain_md_memory.prompts import DEFAULT_PROMPTS, FINANCE_PROMPTS
 
 MEMORY = """# Long-term memory
@@ -79,6 +80,22 @@ def test_search_returns_citable_blocks_with_score_and_text(tools):
     lines = out.splitlines()
     assert lines[0] == "[1] MEMORY.md#L1-L5 (score 1.00)"
     assert lines[1:] == MEMORY.strip().splitlines()
+
+
+def test_search_reports_the_progress_of_its_sync_as_custom_events(tools):
+    class Recorder(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.events: list[dict[str, object]] = []
+
+        def on_custom_event(self, name, data, **kwargs):
+            if name == PROGRESS_EVENT:
+                self.events.append(data)
+
+    recorder = Recorder()
+    out = tools[0].invoke({"query": "position limit"}, config={"callbacks": [recorder]})
+    assert out.startswith("[1] MEMORY.md")
+    assert recorder.events[-1] == {"phase": "index", "done": 1, "total": 1, "unit": "files"}
+    assert tools[0].invoke({"query": "position limit"}) == out  # no callbacks: nothing to report to
 
 
 def test_search_respects_max_results(mem, tools):
