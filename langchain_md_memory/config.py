@@ -19,11 +19,12 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -207,6 +208,12 @@ class EmbeddingConfig(_Frozen):
     keywords); the bundled model runs in process and is never cut off."""
     retries: int = Field(2, ge=0)
     """Retries of a failed call, with backoff."""
+    search_wait_s: float | None = Field(10.0, ge=0)
+    """How long a search waits for new chunks to be embedded: a search that finds the Markdown changed
+    (or never indexed) embeds for at most this long, then answers from what is indexed while the rest is
+    embedded on a background thread; until then those chunks are found by keywords only, and the
+    search's note says how many. ``None``: a search waits for every chunk. ``sync()`` and
+    ``md-memory index`` always embed everything before they return."""
 
 
 class IndexConfig(_Frozen):
@@ -316,7 +323,9 @@ class MemoryConfig(_Frozen):
     @classmethod
     def _move_flat_keys(cls, data: Any) -> Any:
         if isinstance(data, dict) and any(key in MOVED for key in data):
-            return _grouped(data)
+            data = _grouped(data)
+        if isinstance(data, dict):
+            _check_names(cls, data)
         return data
 
     def __getattr__(self, name: str) -> Any:
@@ -351,6 +360,9 @@ MOVED: dict[str, tuple[str, str]] = {
 ``DeprecationWarning``."""
 
 
+_GROUPS = ("ranking", "chunking", "embedding", "index", "limits", "hygiene", "session")
+
+
 def _warn(old: str, new: str) -> None:
     """A deprecation warning pointing at the first caller outside this module and pydantic."""
     level, frame = 2, sys._getframe(1)
@@ -373,6 +385,49 @@ def _grouped(data: dict[str, Any]) -> dict[str, Any]:
                 into = out[group] = into.model_dump(by_alias=True)
             into[leaf] = value
     return out
+
+
+def _check_names(model: type[BaseModel], data: Mapping[str, Any], prefix: str = "") -> None:
+    """Refuse a key no setting has, naming the closest setting by its full path (any group's).
+
+    Raises:
+        MemoryInputError: for the first unknown key, e.g. ``ranking.min_scor``.
+    """
+    for key, value in data.items():
+        field = model.model_fields.get(key) or next(
+            (f for f in model.model_fields.values() if f.alias == key), None)
+        if field is None:
+            path = f"{prefix}{key}"
+            closest = _closest_setting(str(key), prefix)
+            hint = (f"did you mean {closest}?" if closest is not None else
+                    f"the settings are max_results and the groups {', '.join(_GROUPS)}")
+            raise MemoryInputError(f"unknown setting {path!r}: {hint} (every setting with its default: "
+                                   "docs/settings.md)")
+        inner = field.annotation
+        if isinstance(value, Mapping) and isinstance(inner, type) and issubclass(inner, BaseModel):
+            _check_names(inner, value, f"{prefix}{field.alias or key}.")
+
+
+def _closest_setting(key: str, prefix: str) -> str | None:
+    """The setting whose name is closest to ``key`` (its flat name of earlier releases counts too),
+    as a full dotted path; ``None`` when none is close.
+
+    Spelling decides, and a name's first word is its subject (``chunk_tokens``, ``batch_size``): a key
+    sharing it counts as closer (``chunk_size`` is ``chunking.chunk_tokens``, not
+    ``embedding.batch_size``); one in the group ``prefix`` names wins a tie.
+    """
+    names = [(path.rsplit(".", 1)[-1], path) for path, _, _ in _settings(MemoryConfig, "")]
+    names += [(flat, ".".join(to).replace("lambda_", "lambda")) for flat, to in MOVED.items()]
+    key = key.casefold()
+    best: tuple[float, str] | None = None
+    for name, path in names:
+        name = name.casefold()
+        score = difflib.SequenceMatcher(None, key, name).ratio()
+        score += 0.2 if key.split("_")[0] == name.split("_")[0] else 0.0
+        score += 0.01 if prefix and path.startswith(prefix) else 0.0
+        if score >= 0.6 and (best is None or score > best[0]):
+            best = (score, path)
+    return None if best is None else best[1]
 
 
 def _deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ __all__ = [
     "MemoryInputError",
     "MemoryPathError",
     "MemoryStoreError",
+    "MissingApiKeyError",
     "check_write_size",
 ]
 
@@ -76,6 +77,19 @@ class BackendSchemaError(MemoryIndexError):
 
 class EmbeddingError(MemoryStoreError):
     """The embedding provider failed, timed out or returned unusable vectors."""
+
+
+class MissingApiKeyError(EmbeddingError):
+    """An embedding model that needs an API key was asked for without one.
+
+    ``spec`` is the model asked for (``"openai"``), ``variable`` the environment variable the key is
+    read from, ``how`` the other way to give it (a Python caller's ``api_key=...``; the CLI names its own).
+    """
+
+    def __init__(self, spec: str, variable: str, how: str = "pass api_key=...") -> None:
+        self.spec = spec
+        self.variable = variable
+        super().__init__(f"embeddings={spec!r} needs an API key: set {variable} or {how}")
 
 
 def check_write_size(size: int, max_write_bytes: int) -> None:

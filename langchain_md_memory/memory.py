@@ -206,11 +206,15 @@ class MarkdownMemory:
         return self.search_detailed(query, max_results=max_results, as_of=as_of).hits
 
     def search_detailed(self, query: str, *, max_results: int | None = None,
-                        config: MemoryConfig | None = None, as_of: dt.date | None = None) -> RankedResults:
-        """Like :meth:`search`, also returning the per-step funnel and degradation note."""
+                        config: MemoryConfig | None = None, as_of: dt.date | None = None,
+                        progress: ProgressCallback | None = None) -> RankedResults:
+        """Like :meth:`search`, also returning the per-step funnel and degradation note.
+
+        ``progress`` receives the events of the sync the search runs first, if it runs one (else the
+        memory's own callback does)."""
         self._check_open()
         return self._searcher.search(query, max_results=max_results, config=config or self.config,
-                                     as_of=as_of)
+                                     as_of=as_of, progress=progress)
 
     def similarity(self, query: str, texts: Sequence[str]) -> list[float] | None:
         """Cosine similarity of ``query`` to each text (vectors cached in the index); ``None``: no vectors."""
@@ -294,8 +298,10 @@ class MarkdownMemory:
             raise MemoryIndexError("this memory is closed; open a new MarkdownMemory to search it")
 
     def close(self) -> None:
-        """Stop the watcher and let a background folder walk finish, then close the index. Idempotent."""
+        """Stop the watcher and background embedding (what it embedded is kept), let a background folder
+        walk finish, then close the index. Idempotent."""
         self.stop_watching()
+        self._indexer.stop_embedding()
         self._indexer.freshness.wait()
         with self._lock:
             if self._closed:

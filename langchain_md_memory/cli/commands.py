@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import datetime as dt
 import json
+import sys
 import textwrap
 import threading
 from collections.abc import Callable, Sequence
@@ -19,7 +20,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import MemoryInputError
-from ..files.paths import LONG_TERM_FILE
+from ..files.edits import split_lf
+from ..files.paths import LONG_TERM_FILE, resolve_alias
 from ..files.session_context import SessionContext
 from ..memory import MarkdownMemory
 from ..search.relevance import NO_STRONG_MATCH
@@ -118,6 +120,8 @@ def _print_table(hits: Sequence[MemorySearchResult], out: TextIO) -> None:
 
 def _get(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     text = mem.get(args.path, args.start, args.end)
+    if not text and args.start is not None:
+        _past_the_end(mem, args.path, args.start)
     if args.json:
         _dump({"path": args.path, "start_line": args.start, "end_line": args.end, "text": text}, out)
         return 0
@@ -125,14 +129,32 @@ def _get(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO
     return 0
 
 
+def _past_the_end(mem: MarkdownMemory, path: str, start: int) -> None:
+    """Refuse ``--from`` past a file's last line, saying how many lines it has (nothing was printed)."""
+    total = len(split_lf(mem.get(path)))
+    if start > total:
+        lines = f"lines 1 to {total}" if total > 1 else ("line 1" if total else "no lines to read")
+        raise MemoryInputError(f"{resolve_alias(path)} has {total} line{'' if total == 1 else 's'}: --from "
+                               f"{start} is past its end ({lines})")
+
+
 def _add(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     file = "daily" if args.daily else (args.file or "long_term")
-    path = mem.append(args.text, file=file)
+    path = mem.append(_standard_input() if args.text == "-" else args.text, file=file)
     if args.json:
         _dump({"path": path}, out)
     else:
         print(f"appended to {path}", file=out)
     return 0
+
+
+def _standard_input() -> str:
+    """The text of ``add -``: all of standard input, as ``cat -`` reads it."""
+    text = sys.stdin.read()
+    if not text.strip():
+        raise MemoryInputError("add -: standard input was empty; pipe in the text to remember, e.g. "
+                               "echo '- Prefers tea' | md-memory add -")
+    return text
 
 
 def _stats(stats: SyncStats) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Running ``md-memory``: parse, check, run one command, and turn every failure into one line.
 
-Exit codes: 0 success; 1 a command's own "not ok" (``verify --no-repair`` found
-problems, a dream failed); 2 bad input or an error (one line on stderr:
-``md-memory: error: ...``); 130 interrupted with Ctrl-C (one line; what was
-indexed so far is kept); 141 the reader of stdout went away (``| head``), silently.
+Exit codes: 0 success (a server stopped with Ctrl-C included); 1 a command's own "not ok"
+(``verify --no-repair`` found problems, a dream failed); 2 bad input or an error (one line on
+stderr: ``md-memory: error: ...``); 130 interrupted with Ctrl-C (one line; what was indexed so
+far is kept); 141 the reader of stdout went away (``| head``), silently.
 """
 
 from __future__ import annotations
@@ -66,6 +66,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     except KeyboardInterrupt:
         if bar is not None:
             bar.close()
+        if args.command == "mcp":  # Ctrl-C is how a server is stopped: nothing was cut short
+            print("md-memory: stopped serving the memory over MCP", file=err)
+            return 0
         print("md-memory: interrupted; the work finished so far is kept, run the command again to continue",
               file=err)
         return EXIT_INTERRUPTED
@@ -77,8 +80,18 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             bar.close()
         if os.environ.get(_DEBUG_ENV):
             raise
-        print(f"md-memory: error: {one_line(exc)}", file=err)
+        print(f"md-memory: error: {_cli_message(exc)}", file=err)
         return 2
+
+
+def _cli_message(exc: Exception) -> str:
+    """The error's line, saying the CLI's way where the package's message names a Python argument."""
+    from ..errors import MissingApiKeyError
+
+    if isinstance(exc, MissingApiKeyError):
+        return (f"--embeddings {exc.spec} needs an API key: set {exc.variable} in the environment, or use "
+                "--embeddings local (the offline model) or --embeddings none (keyword search only)")
+    return one_line(exc)
 
 
 def _check(args: argparse.Namespace) -> str | None:

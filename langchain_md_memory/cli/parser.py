@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument("--to", dest="end", type=int, default=None, help="last line (inclusive)")
 
     add = command("add", "append text to MEMORY.md, today's log or a topic file (creates the folder)")
-    add.add_argument("text")
+    add.add_argument("text", help="the text to append; - reads it from standard input")
     where = add.add_mutually_exclusive_group()
     where.add_argument("--daily", action="store_true", help="append to today's YYYY-MM-DD.md")
     where.add_argument("--file", default=None, help="a relative .md path")

@@ -3,11 +3,13 @@
 On a terminal it is one line redrawn in place; with ``--progress`` into a pipe or
 a log it prints a plain line every few seconds and one at the end. It follows
 the ``embed`` phase only: reading and chunking files is fast, embedding is what
-takes minutes.
+takes minutes. It draws the work of the thread that made it: a search that leaves
+a backlog to be embedded in the background answers without a bar over its results.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -44,6 +46,7 @@ class ProgressBar:
         self._last_done = -1
         self._drawn_at: float | None = None
         self._open = False  # a live line is on screen without its newline
+        self._thread = threading.get_ident()
 
     @classmethod
     def for_args(cls, stream: TextIO, *, explicit: bool | None, json: bool) -> ProgressBar | None:
@@ -55,7 +58,7 @@ class ProgressBar:
         return cls(stream, live=terminal, delay_s=0.0 if explicit else 0.5)
 
     def __call__(self, event: ProgressEvent) -> None:
-        if event.phase != "embed":
+        if event.phase != "embed" or threading.get_ident() != self._thread:
             return
         now = self.clock()
         if self._start is None or event.done < self._last_done:  # a new sync starts a new bar

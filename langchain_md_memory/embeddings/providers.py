@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import EmbeddingError, MemoryInputError
+from ..errors import MemoryInputError, MissingApiKeyError
 from .client import EmbeddingClient
 
 if TYPE_CHECKING:  # imported when an instance is passed: "none" never loads LangChain
@@ -138,7 +138,8 @@ def chat_model(spec: str, *, env: Mapping[str, str] | None = None, api_key: str 
 
 
 def _openai_embeddings(
-    model: str, *, api_key: str | None, base_url: str | None, env: Mapping[str, str], timeout_s: float
+    model: str, *, spec: str, api_key: str | None, base_url: str | None, env: Mapping[str, str],
+    timeout_s: float,
 ) -> Embeddings:
     from langchain_openai import OpenAIEmbeddings
 
@@ -153,9 +154,7 @@ def _openai_embeddings(
     if _is_trusted_openai(base):
         key = api_key or env.get("OPENAI_API_KEY")
         if not key:
-            raise EmbeddingError(
-                "embeddings='openai' needs an API key: set OPENAI_API_KEY or pass api_key=..."
-            )
+            raise MissingApiKeyError(spec, "OPENAI_API_KEY")
         kwargs["api_key"] = key
         logger.info("embeddings: OpenAI %s at %s", model, _TRUSTED_OPENAI_HOST)
     else:
@@ -220,16 +219,16 @@ def resolve_embeddings(
         return None
     if kind == "openai":
         model = model.strip() or DEFAULT_OPENAI_MODEL
-        emb = _openai_embeddings(model, api_key=api_key, base_url=base_url, env=env, timeout_s=timeout_s)
+        emb = _openai_embeddings(model, spec=name, api_key=api_key, base_url=base_url, env=env,
+                                 timeout_s=timeout_s)
         return EmbeddingClient(emb, provider="openai", model=model, **opts)
     if kind == "local" and not model:
         return _local_client(opts)
     if kind == "auto" and not model:
         if api_key or env.get("OPENAI_API_KEY"):
             logger.info("embeddings=auto: OPENAI_API_KEY is set, using OpenAI %s", DEFAULT_OPENAI_MODEL)
-            emb = _openai_embeddings(
-                DEFAULT_OPENAI_MODEL, api_key=api_key, base_url=base_url, env=env, timeout_s=timeout_s
-            )
+            emb = _openai_embeddings(DEFAULT_OPENAI_MODEL, spec=name, api_key=api_key, base_url=base_url,
+                                     env=env, timeout_s=timeout_s)
             return EmbeddingClient(emb, provider="openai", model=DEFAULT_OPENAI_MODEL, **opts)
         from .local import local_embeddings_available, local_model_has_build, platform_name
 

@@ -42,6 +42,7 @@ from .edits import (
     replace_first,
     replaced_lines,
 )
+from .facts import whole_fact
 from .paths import check_relpath
 
 __all__ = ["Change", "ChangeStamp", "DocumentStore", "JobLock", "StateStore"]
@@ -244,13 +245,16 @@ class DocumentStore(abc.ABC):
         """Remove the one exact occurrence of ``text``; False when absent or no document.
 
         When ``text`` is whole lines, its line goes with it; a run of three or
-        more newlines left at the cut becomes one blank line.
+        more newlines left at the cut becomes one blank line. A line left holding
+        only the fact's ``<!-- src: ... -->`` or ``<!-- expires: ... -->`` comments
+        goes too (see :func:`~.facts.whole_fact`).
 
         Raises:
             MemoryInputError: when ``text`` is empty or only whitespace, or occurs more than once.
         """
         check_needle(text, "delete")
-        return self._change_first(path, text, cut)
+        return self._change_first(path, text,
+                                  lambda content, at, end: cut(content, *whole_fact(content, at, end)))
 
     def update(self, path: str, fn: Callable[[str | None], str | None]) -> bool:
         """Read-modify-write one document; True when it was written.

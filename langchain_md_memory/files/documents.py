@@ -39,7 +39,7 @@ from .facts import (
 )
 from .moves import move_documents
 from .paths import SESSIONS_DIR, is_managed_file, is_memory_file
-from .sections import before_history, into_section, supersede_in
+from .sections import NOTES_SECTION, before_history, ending_section, into_section, supersede_in
 
 __all__ = ["Documents", "Remembered"]
 
@@ -113,6 +113,9 @@ class Documents:
         above the facts, only when some are. ``section`` (``"## Doctors"`` or a bare title) files
         them at the end of the file's section of that title instead, a new ``##`` one at the end
         of the file when it has none: a fact joins the chunk of its subject, not the last one.
+        Given neither, facts (without a heading of their own) that would join a file's last ``##``
+        section, a subject they may not share, go to its ``## Notes`` section instead (a new one at
+        the end when it has none); a file ending outside any section gets them at its end.
 
         Example:
             .. code-block:: python
@@ -156,6 +159,8 @@ class Documents:
             if written == 0 and duplicates:
                 return Remembered(path, 0, tuple(duplicates), redacted)
             body = "\n".join(kept).strip("\n")
+            if not heading and not section and not any(line.lstrip().startswith("#") for line in kept):
+                section = self._notes_section(path)
             current = self.store.read_lines(path) if section and self.store.exists(path) else ""
             placed = into_section(current, section, body) if section and current else None
             if placed is not None:
@@ -345,6 +350,11 @@ class Documents:
                 found += [(rel, fact) for fact in fact_lines(self.store.read_lines(rel))
                           if not expired(fact.text, today)]
         return found
+
+    def _notes_section(self, path: str) -> str | None:
+        """``## Notes`` when an append to ``path`` would join the last ``##`` section of another title."""
+        ending = ending_section(self.store.read_lines(path)) if self.store.exists(path) else None
+        return None if ending is None or ending.casefold() == NOTES_SECTION.casefold() else NOTES_SECTION
 
     def _already_stated(self, line: str, known: list[tuple[str, FactLine]]) -> str | None:
         if self.hygiene.dedup == "off":

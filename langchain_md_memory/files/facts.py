@@ -50,6 +50,7 @@ __all__ = [
     "provenance_label",
     "same_fact",
     "strip_annotations",
+    "whole_fact",
     "with_expiry",
     "with_provenance",
 ]
@@ -86,6 +87,22 @@ def strip_annotations(line: str) -> str:
     """``line`` (or a whole text, line by line) without its ``src:`` and ``expires:`` comments."""
     # Most text has no comment at all: the regex would try (and fail) at every blank it meets.
     return _ANNOTATION_RE.sub("", line) if "<!--" in line else line
+
+
+def whole_fact(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span to delete for ``text[start:end]``: the whole line(s) when what the cut would leave of
+    them is only ``src:`` or ``expires:`` comments (and a list marker); else the span as given.
+
+    Those comments describe the fact they end: deleting the fact's text deletes them too, instead of
+    leaving a line of bookkeeping about nothing.
+    """
+    first = text.rfind("\n", 0, start) + 1
+    last = text.find("\n", end)
+    last = len(text) if last < 0 else last
+    left = text[first:start] + text[end:last]
+    if "<!--" in left and _ANNOTATION_RE.search(left) and not normalize_fact(left):
+        return first, last
+    return start, end
 
 
 def normalize_fact(line: str) -> str:

@@ -43,8 +43,11 @@ from .facts import (
 )
 from .paths import daily_date
 
-__all__ = ["PastFact", "before_history", "expire_in", "into_section", "past_facts", "supersede_in",
-           "superseded_statements"]
+__all__ = ["NOTES_SECTION", "PastFact", "before_history", "ending_section", "expire_in", "into_section",
+           "past_facts", "supersede_in", "superseded_statements"]
+
+NOTES_SECTION = "## Notes"
+"""Where facts given without a subject go when a file's last section has one (see :func:`ending_section`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,23 @@ def before_history(text: str, addition: str) -> str | None:
         last -= 1
     lines[last:last] = addition.strip("\n").split("\n")
     return "\n".join(lines)
+
+
+def ending_section(text: str) -> str | None:
+    """The ``##`` (or deeper) heading line whose section an append to ``text`` would join; ``None``
+    when it would join none (no heading, or only the document's ``#`` title, above it).
+
+    An append lands at the end of the text, above a History section that closes it (see
+    :func:`before_history`): in the last live section there.
+    """
+    lines = text.split("\n")
+    closing = next((at for at, end in reversed(list(_history_sections(lines))) if end == len(lines)),
+                   len(lines))
+    last = None
+    for at, (_, heading) in enumerate(_outline(lines[:closing])):
+        if heading is not None:
+            last = (len(heading[1]), lines[at])
+    return last[1].strip() if last is not None and last[0] >= 2 else None
 
 
 def into_section(text: str, section: str, addition: str) -> str | None:

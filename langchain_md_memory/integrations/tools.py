@@ -28,9 +28,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from langchain_core.callbacks import BaseCallbackManager, dispatch_custom_event
 from langchain_core.runnables import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
@@ -41,7 +43,7 @@ from ..files.paths import resolve_alias
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
 from ..search.asof import as_of_date
 from ..text.redaction import scrub
-from ..types import Remembered
+from ..types import ProgressCallback, ProgressEvent, Remembered
 from .prompt_context import search_answer
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MEMORY_TOOLS_POLICY",
+    "PROGRESS_EVENT",
     "MemoryGetInput",
     "MemorySearchInput",
     "MemoryUpdateInput",
@@ -59,6 +62,14 @@ logger = logging.getLogger(__name__)
 
 MEMORY_TOOLS_POLICY = DEFAULT_PROMPTS.policy
 """The default system-prompt rule to pair with the tools (the middleware adds it for you)."""
+
+PROGRESS_EVENT = "md_memory_progress"
+"""The LangChain custom event ``memory_search`` dispatches while its sync reads files and embeds chunks
+(``astream_events`` shows it; the MCP server turns it into progress notifications). Its data is a
+:class:`~langchain_md_memory.types.ProgressEvent` as a dict: ``phase``, ``done``, ``total``, ``unit``."""
+
+# Progress is dispatched at most this often within a phase (its first and last events always).
+_PROGRESS_EVERY_S = 0.25
 
 
 class MemorySearchInput(BaseModel):
@@ -122,6 +133,12 @@ class MemoryUpdateInput(BaseModel):
         "(e.g. '2027-01-31'); after it the fact no longer comes up in memory_search. Leave it out for "
         "facts that do not run out.",
     )
+    section: str | None = Field(
+        default=None,
+        description="For 'append', optional: the title of the file's section on the fact's subject (e.g. "
+        "'Preferences'); the fact goes at its end, or under a new '## <title>' at the end of the file. "
+        "Without it, a fact goes to the file's '## Notes' section when the file ends in another section.",
+    )
 
 
 def _validation_message(tool_name: str) -> Callable[[Any], str]:
@@ -163,9 +180,33 @@ def _shown(query: str, limit: int = 200) -> str:
     return query if len(query) <= limit else f"{query[:limit]}... ({len(query)} characters)"
 
 
+def _progress_events() -> ProgressCallback | None:
+    """The sync's progress as :data:`PROGRESS_EVENT` custom events of this tool run, when the run has
+    callbacks to receive them; ``None`` otherwise."""
+    callbacks = ensure_config().get("callbacks")
+    handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks
+    if not handlers:
+        return None
+    last: dict[str, float] = {}
+
+    def send(event: ProgressEvent) -> None:
+        now = time.monotonic()
+        if (event.phase not in last or event.done >= event.total
+                or now - last[event.phase] >= _PROGRESS_EVERY_S):
+            last[event.phase] = now
+            data = {"phase": event.phase, "done": event.done, "total": event.total, "unit": event.unit}
+            try:
+                dispatch_custom_event(PROGRESS_EVENT, data)
+            except RuntimeError as exc:  # not inside a run after all: progress is never worth a failed search
+                logger.debug("progress not dispatched: %s", exc)
+
+    return send
+
+
 def _search(mem: MarkdownMemory, query: str, max_results: int | None = None, as_of: str | None = None) -> str:
     try:
-        ranked = mem.search_detailed(query, max_results=max_results, as_of=as_of_date(as_of))
+        ranked = mem.search_detailed(query, max_results=max_results, as_of=as_of_date(as_of),
+                                     progress=_progress_events())
     except MemoryPathError as exc:
         raise _as_tool_error(exc) from exc
     except ValueError as exc:
@@ -242,8 +283,13 @@ def _appended(done: Remembered) -> str:
 
 def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file: str = "long_term",
             old_text: str | None = None, start_line: int | None = None, end_line: int | None = None,
-            expires: str | None = None) -> str:
+            expires: str | None = None, section: str | None = None) -> str:
     try:
+        if section is not None and action != "append":
+            raise ToolException(
+                f"Error: section applies to action='append', not {action!r}: edit, delete and supersede "
+                "change the text where old_text (or start_line) already is."
+            )
         if expires is not None and action not in ("append", "supersede"):
             raise ToolException(
                 f"Error: expires applies to action='append' and 'supersede', not {action!r}: to give a "
@@ -254,7 +300,8 @@ def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file
                 raise ToolException(
                     "Error: content is empty: give the text to remember, e.g. '- Prefers ETFs'."
                 )
-            return _appended(mem.remember(content, file=file, source=_tool_source(), expires=expires))
+            return _appended(mem.remember(content, file=file, source=_tool_source(), expires=expires,
+                                          section=section or None))
         if action in ("edit", "delete") and not old_text and start_line is not None:
             last = end_line if end_line is not None else start_line
             mem.replace_lines(file, start_line, last, content if action == "edit" else "")

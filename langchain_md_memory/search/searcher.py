@@ -40,7 +40,7 @@ from ..index.scoring import NO_SUCH_TERM
 from ..sync.embedding import cosines, embed_cached
 from ..sync.indexer import Indexer, index_identity
 from ..text.redaction import scrub
-from ..types import ChunkRecord, MemorySearchResult
+from ..types import ChunkRecord, MemorySearchResult, ProgressCallback
 from .asof import AsOf, asked_period, informative_terms
 from .pipeline import RankedResults, Recall, run
 from .retrieve import QueryVector, query_vector, retrieve, started_query_vector
@@ -74,16 +74,19 @@ class Searcher:
         self.sync_error: str | None = None
         """Why the last sync before a search failed (the search then read the index as it was)."""
 
-    def search(self, query: str, *, max_results: int | None, config: MemoryConfig, as_of: Any = None
-               ) -> RankedResults:
-        """The top ``max_results`` (default ``config.max_results``) hits with the funnel and any note."""
+    def search(self, query: str, *, max_results: int | None, config: MemoryConfig, as_of: Any = None,
+               progress: ProgressCallback | None = None) -> RankedResults:
+        """The top ``max_results`` (default ``config.max_results``) hits with the funnel and any note.
+
+        ``progress`` receives the events of the sync run first, if one runs."""
         k = max_results if max_results is not None else config.max_results
         if k < 1:
             raise MemoryInputError(f"max_results must be at least 1, got {k}")
         check_query_size(query, config.limits.max_query_chars)
         today = dt.date.today()
         period, day, strict = asked_period(query, as_of, today)
-        self.ensure_synced()  # first: a sync that finds the embedder failing makes the query keyword-only
+        # First: a sync that finds the embedder failing makes the query keyword-only.
+        self.ensure_synced(progress)
         pending = self.start_query_vector(query)  # computed while keyword recall reads the index
         ranking = config.ranking
         recall = self.recall(query, ranking.candidate_multiplier * k, ranking, pending)  # step 1
@@ -98,6 +101,10 @@ class Searcher:
         if self.sync_error is not None:
             lag = f"the index could not be updated ({self.sync_error}); recent changes may be missing"
             note = "; ".join(filter(None, [note, lag]))
+        if waiting := self.indexer.embedding_backlog:
+            behind = (f"{waiting} chunk(s) are not embedded yet (embedding goes on in the background): "
+                      "the search found those by keywords only")
+            note = "; ".join(filter(None, [note, behind]))
         ranked = RankedResults(self._scoped(ranked.hits), ranked.funnel, note, ranked.as_of)
         if config.ranking.access_weight > 0:
             self.record_access([h.chunk_id for h in ranked.hits])
@@ -145,10 +152,10 @@ class Searcher:
                 self.indexer.recover(error, used)
             return retrieve(self.indexer.index, query, pool, config, vector)
 
-    def ensure_synced(self) -> None:
+    def ensure_synced(self, progress: ProgressCallback | None = None) -> None:
         """Sync when the Markdown changed; a failure leaves the index as it is and says so."""
         try:
-            self.indexer.sync_if_needed()
+            self.indexer.sync_if_needed(progress)
         except MemoryIndexError as exc:
             # e.g. a full disk: the Markdown is safe, the index lags; the next sync catches up.
             self.sync_error = scrub(exc).replace(self.location + os.sep, "")

@@ -1,14 +1,21 @@
 """Giving chunks their vectors: from the embedding cache when the text was seen before, else the model.
 
 Chunks missing a vector are read a page at a time (a rowid cursor visits each
-once). Within a page the texts not in the cache go to the model ``batch_size``
-at a time. The statements of struck History lines follow, batched the same way,
-into the cache only: an as-of search reads their vectors from there. Vectors
-are committed as soon as :data:`FLUSH_S` has passed since the last commit, so a
-model slower than that (any real one) has each batch written before its next
-call: an interrupted sync keeps every vector it paid for, and the next sync
-starts where it stopped. A fast embedder (or the cache) shares one commit among
-many batches instead of paying one each.
+once). Within a page the texts not in the cache go to the model in calls sized
+to take about :data:`SLICE_S` each (one text first, then as many as the last
+call's pace allows, at most ``batch_size``). The statements of struck History
+lines follow, sliced the same way, into the cache only: an as-of search reads
+their vectors from there. Vectors are committed as soon as :data:`FLUSH_S` has
+passed since the last commit, so a model slower than that (any real one) has
+each call's vectors written before its next call: an interrupted sync keeps
+every vector it paid for, and the next sync starts where it stopped. A fast
+embedder (or the cache) shares one commit among many calls instead of paying
+one each.
+
+Between calls the work can stop: Ctrl-C (a model computing in this process
+holds the interpreter until its call returns, so short calls are what lets it
+through at once), or ``halt`` (a search's deadline, a background job told to
+stop); :attr:`EmbedOutcome.stopped` then says work was left.
 """
 
 from __future__ import annotations
@@ -27,8 +34,8 @@ from ..files.facts import strip_annotations
 from ..index.base import SearchIndex
 
 __all__ = [
-    "FLUSH_S", "EmbedOutcome", "embed_cached", "embed_missing", "embed_text", "index_identity",
-    "space_identity",
+    "FLUSH_S", "SLICE_S", "EmbedOutcome", "Pace", "embed_cached", "embed_missing", "embed_text",
+    "index_identity", "space_identity",
 ]
 
 FLUSH_S = 0.05
@@ -37,15 +44,43 @@ FLUSH_S = 0.05
 _FLUSH_ROWS = 4096
 """... or until this many chunks wait, whichever comes first."""
 
+SLICE_S = 1.0
+"""A model call is given as many texts as took about this long at the last call's pace, so stopping
+(Ctrl-C, a deadline) waits at most about this long for the call under way."""
+
 
 @dataclass(slots=True)
 class EmbedOutcome:
-    """What :func:`embed_missing` did: texts embedded, vectors from the cache, texts left by a failure."""
+    """What :func:`embed_missing` did: texts embedded, vectors from the cache, texts left by a failure,
+    and whether it stopped (``halt``) with work left, and how much (``left``)."""
 
     embedded: int = 0
     cached: int = 0
     errors: int = 0
     failure: Exception | None = None
+    stopped: bool = False
+    left: int = 0
+
+
+@dataclass(slots=True)
+class Pace:
+    """How many texts the next model call gets: one at first, then what took :data:`SLICE_S` at the last
+    call's pace, at most ``batch_size``. One pace may serve several :func:`embed_missing` runs."""
+
+    batch_size: int
+    size: int = 1
+
+    def took(self, texts: int, seconds: float) -> None:
+        per_text = seconds / texts
+        fits = int(SLICE_S / per_text) if per_text > 0 else self.batch_size
+        self.size = max(1, min(self.batch_size, fits))
+
+    def call(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+        """``texts`` embedded in one model call, timed for the next call's size."""
+        started = time.perf_counter()
+        vectors = embedder.embed_documents(texts)
+        self.took(len(texts), time.perf_counter() - started)
+        return vectors
 
 
 def embed_text(heading: str, text: str, context: str = "") -> str:
@@ -87,11 +122,14 @@ class _Pending:
 
 
 def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, batch_size: int,
-                  report: Callable[[int, int], None] | None = None) -> EmbedOutcome:
+                  report: Callable[[int, int], None] | None = None,
+                  halt: Callable[[], bool] | None = None, pace: Pace | None = None) -> EmbedOutcome:
     """Give every chunk without a vector one; ``report(done, total)`` counts chunks as they get theirs.
 
     A provider failure stops the work (the chunks left stay keyword-only) and is
-    returned in :attr:`EmbedOutcome.failure`, not raised.
+    returned in :attr:`EmbedOutcome.failure`, not raised. ``halt`` is asked before
+    each model call; when it says True the work stops there (:attr:`EmbedOutcome.stopped`).
+    ``pace`` sizes the model calls (a new one, starting at one text, by default).
     """
     out = EmbedOutcome()
     chunks, embedded = index.count_chunks()
@@ -108,23 +146,27 @@ def embed_missing(index: SearchIndex, embedder: Embedder, fingerprint: str, *, b
     if report is not None and total:
         report(0, total)
     pending = _Pending(index, fingerprint)
+    pace = pace or Pace(batch_size)
+    stop = halt or (lambda: False)
     try:
-        _embed_pages(index, embedder, fingerprint, batch_size, out, pending, advance)
-        if out.failure is None:
-            _embed_past(embedder, past, batch_size, out, pending, advance)
+        _embed_pages(index, embedder, fingerprint, pace, out, pending, advance, stop)
+        if out.failure is None and not out.stopped:
+            _embed_past(embedder, past, pace, out, pending, advance, stop)
     finally:
         pending.flush()
-    if report is not None and done < total:
+    if out.stopped:
+        out.left = total - done
+    if report is not None and done < total and not out.stopped:
         report(total, total)  # the rest got vectors from another process meanwhile
     return out
 
 
-def _embed_pages(index: SearchIndex, embedder: Embedder, fingerprint: str, batch_size: int,
-                 out: EmbedOutcome, pending: _Pending, advance: Callable[[int], None]) -> None:
+def _embed_pages(index: SearchIndex, embedder: Embedder, fingerprint: str, pace: Pace, out: EmbedOutcome,
+                 pending: _Pending, advance: Callable[[int], None], halt: Callable[[], bool]) -> None:
     after = 0
     while True:
         # Chunks queued in ``pending`` are past ``after``: the cursor never reads them again.
-        page = index.chunks_missing_vectors(batch_size * 8, after_rowid=after)
+        page = index.chunks_missing_vectors(pace.batch_size * 8, after_rowid=after)
         if not page:
             return
         after = page[-1][0]
@@ -140,30 +182,40 @@ def _embed_pages(index: SearchIndex, embedder: Embedder, fingerprint: str, batch
                 rows_of.setdefault(digest, []).append(rowid)
                 texts.setdefault(digest, embed_text(heading, text, context))
         todo = list(rows_of)
-        for start in range(0, len(todo), batch_size):
-            batch = todo[start:start + batch_size]
+        start = 0
+        while start < len(todo):
+            if halt():
+                out.stopped = True
+                return
+            batch = todo[start:start + pace.size]
             try:
-                vectors = embedder.embed_documents([texts[d] for d in batch])
+                vectors = pace.call(embedder, [texts[d] for d in batch])
             except Exception as exc:  # any provider failure leaves the rest keyword-only
                 out.errors += len(todo) - start
                 out.failure = exc
                 return
+            start += len(batch)
             fresh = list(zip(batch, vectors, strict=True))
             out.embedded += len(batch)
             advance(pending.add(fresh, [(rowid, v) for d, v in fresh for rowid in rows_of[d]]))
 
 
-def _embed_past(embedder: Embedder, past: Sequence[tuple[str, str]], batch_size: int, out: EmbedOutcome,
-                pending: _Pending, advance: Callable[[int], None]) -> None:
+def _embed_past(embedder: Embedder, past: Sequence[tuple[str, str]], pace: Pace, out: EmbedOutcome,
+                pending: _Pending, advance: Callable[[int], None], halt: Callable[[], bool]) -> None:
     """Vectors of struck lines' statements (``(hash, statement)``), into the cache only."""
-    for start in range(0, len(past), batch_size):
-        batch = past[start:start + batch_size]
+    start = 0
+    while start < len(past):
+        if halt():
+            out.stopped = True
+            return
+        batch = past[start:start + pace.size]
         try:
-            vectors = embedder.embed_documents([statement for _, statement in batch])
+            vectors = pace.call(embedder, [statement for _, statement in batch])
         except Exception as exc:  # as for chunks: the rest wait for the next sync
             out.errors += len(past) - start
             out.failure = exc
             return
+        start += len(batch)
         out.embedded += len(batch)
         pending.add(list(zip([digest for digest, _ in batch], vectors, strict=True)), [])
         advance(len(batch))

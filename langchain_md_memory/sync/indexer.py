@@ -4,6 +4,14 @@ A file is re-read only when its mtime, size or content hash changed; all
 chunks of a changed file are replaced at once; chunks of deleted files go.
 Vectors come from the embedding cache when the embedded text was seen before,
 so an unchanged paragraph never costs an embedding call.
+
+A sync a search runs first embeds for at most ``embedding.search_wait_s``: a
+backlog larger than that (a memory never indexed, a pull of many notes) is
+embedded on a background thread while searches answer from what is indexed
+(the chunks still waiting are found by keywords; :attr:`Indexer.embedding_backlog`
+says how many). Each of its passes holds the sync lock for about one model call
+(:data:`~.embedding.SLICE_S`), so a search that must sync waits at most that long.
+An explicit :meth:`Indexer.sync` embeds everything before it returns.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from ..text import index_terms
 from ..text.redaction import scrub
 from ..types import ChunkRecord, ProgressCallback, ProgressEvent
 from .batches import WriteBatches
-from .embedding import embed_missing, embed_text, index_identity
+from .embedding import SLICE_S, EmbedOutcome, Pace, embed_missing, embed_text, index_identity
 from .freshness import FolderCheck
 from .stats import SyncStats
 
@@ -87,6 +95,10 @@ class Indexer:
         self.warnings: dict[str, str] = self._load_warnings()
         """Files indexed with a problem, and what it is (e.g. not valid UTF-8); kept in the index's meta."""
         self.embedding_error: str | None = None
+        self._behind = False  # chunks wait for the background job (read and written under the sync lock)
+        self._backlog_left = 0
+        self._backlog: threading.Thread | None = None
+        self._backlog_stop = threading.Event()
 
     @property
     def skipped_files(self) -> dict[str, str]:
@@ -110,8 +122,11 @@ class Indexer:
         """True when a write went through the facade since the last sync."""
         return self._dirty
 
-    def sync_if_needed(self) -> SyncStats | None:
+    def sync_if_needed(self, progress: ProgressCallback | None = None) -> SyncStats | None:
         """Sync when the Markdown changed, reusing the directory walk that found it; else ``None``.
+
+        The sync of a search: it embeds for at most ``embedding.search_wait_s`` and leaves the rest
+        to the background job (see the module docstring). ``progress`` as for :meth:`sync`.
 
         Writes through the package set the dirty flag. Edits made by hand or
         by another process are caught by a healthy file watcher (it sets the
@@ -123,7 +138,9 @@ class Indexer:
         turns the walk off.
         """
         needed, scanned = self._check()
-        return self._sync(False, None, scanned) if needed else None
+        if not needed:
+            return None
+        return self._sync(False, progress, scanned, wait=self.config.embedding.search_wait_s)
 
     def _check(self) -> tuple[bool, dict[str, tuple[int, int]] | None]:
         """(sync needed, the directory walk made to decide it, if one was)."""
@@ -152,7 +169,8 @@ class Indexer:
         return self._sync(force, progress, None)
 
     def _sync(self, force: bool, progress: ProgressCallback | None,
-              scanned: dict[str, tuple[int, int]] | None) -> SyncStats:
+              scanned: dict[str, tuple[int, int]] | None, wait: float | None = None) -> SyncStats:
+        """``wait``: embed for at most this many seconds, then hand the rest to the background job."""
         progress = progress or self.progress
         with self._sync_lock:
             self._dirty = False
@@ -160,7 +178,7 @@ class Indexer:
             started = time.perf_counter()
             try:
                 self._sync_files(force, counters, progress, scanned)
-                self._embed_missing(counters, progress)
+                self._embed_missing(counters, progress, wait)
                 self.index.after_sync()
                 self.last_sync = time.time()
                 self._record_sync(counters)
@@ -381,7 +399,11 @@ class Indexer:
             self.index.set_meta("embedding_identity", fingerprint)
         return fingerprint
 
-    def _embed_missing(self, c: SyncStats, progress: ProgressCallback | None) -> None:
+    def _embed_missing(self, c: SyncStats, progress: ProgressCallback | None,
+                       wait: float | None = None) -> None:
+        """Embed what waits (under the sync lock); ``wait``: for at most that long, see :meth:`_sync`."""
+        if wait is not None and self._behind:
+            return  # the background job takes the new chunks too
         fingerprint = self._fingerprint_or_none()
         if fingerprint is None or self.embedder is None:
             return
@@ -390,15 +412,83 @@ class Indexer:
             if progress is not None:
                 progress(ProgressEvent("embed", done, total, "chunks"))
 
+        ends = None if wait is None else time.monotonic() + wait
         outcome = embed_missing(self.index, self.embedder, fingerprint,
-                                batch_size=self.config.embedding.batch_size, report=report)
-        c.embedded += outcome.embedded
-        c.cached += outcome.cached
-        c.embed_errors += outcome.errors
+                                batch_size=self.config.embedding.batch_size, report=report,
+                                halt=None if ends is None else lambda: time.monotonic() >= ends)
+        self._count(outcome, c)
+        if outcome.stopped:
+            self._start_backlog(outcome.left)
+        elif outcome.failure is None:
+            self._backlog_left = 0  # this sync embedded what a background job still counted
+
+    def _count(self, outcome: EmbedOutcome, c: SyncStats | None) -> None:
+        if c is not None:
+            c.embedded += outcome.embedded
+            c.cached += outcome.cached
+            c.embed_errors += outcome.errors
         if outcome.failure is not None:
             self._embedding_failed(outcome.failure)
         elif outcome.embedded:
             self.embedding_error = None
+
+    # -- the background job ----------------------------------------------------------
+
+    @property
+    def embedding_backlog(self) -> int:
+        """Chunks the background job is still to embed (0 when it is not running)."""
+        return self._backlog_left if self._behind else 0
+
+    def _start_backlog(self, left: int) -> None:
+        """Embed the ``left`` chunks that wait on a background thread (called under the sync lock)."""
+        if self._backlog is not None:
+            self._backlog.join()  # one that just finished (it let go of the lock): nothing left to wait for
+        self._behind, self._backlog_left = True, left
+        self._backlog_stop.clear()
+        self._backlog = threading.Thread(target=self._embed_backlog, name="md-memory-embedding", daemon=True)
+        self._backlog.start()
+
+    def stop_embedding(self) -> None:
+        """Stop the background job, if one runs, within about one model call; what it embedded is kept."""
+        self._backlog_stop.set()
+        if self._backlog is not None and self._backlog is not threading.current_thread():
+            self._backlog.join()
+
+    def _embed_backlog(self) -> None:
+        """The background job: passes of about one model call each, until nothing waits or it is stopped."""
+        pace = Pace(self.config.embedding.batch_size)
+        base = 0  # chunks embedded by the passes before, so the progress counts never go back
+
+        def report(done: int, total: int) -> None:
+            self._backlog_left = total - done
+            if self.progress is not None:
+                self.progress(ProgressEvent("embed", base + done, base + total, "chunks"))
+
+        while True:
+            with self._sync_lock:
+                outcome = None
+                try:
+                    if not self._backlog_stop.is_set():
+                        outcome = self._embed_pass(pace, report)
+                    if outcome is not None and not outcome.stopped:
+                        self.index.after_sync()  # what is built in bulk once the vectors are in
+                except Exception as exc:  # e.g. the index was closed or swapped under it
+                    logger.warning("embedding in the background stopped: %s", scrub(exc))
+                if outcome is None or not outcome.stopped or outcome.failure is not None:
+                    self._behind = False  # under the lock: a sync that sees it False embeds for itself
+                    return
+                base += outcome.embedded + outcome.cached
+
+    def _embed_pass(self, pace: Pace, report: Callable[[int, int], None]) -> EmbedOutcome | None:
+        fingerprint = self._fingerprint_or_none()
+        if fingerprint is None or self.embedder is None:
+            return None
+        ends = time.monotonic() + SLICE_S
+        outcome = embed_missing(self.index, self.embedder, fingerprint,
+                                batch_size=self.config.embedding.batch_size, report=report, pace=pace,
+                                halt=lambda: self._backlog_stop.is_set() or time.monotonic() >= ends)
+        self._count(outcome, None)
+        return outcome
 
     def _embedding_failed(self, exc: BaseException) -> None:
         self.embedding_error = scrub(f"{type(exc).__name__}: {exc}")

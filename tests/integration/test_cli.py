@@ -226,3 +226,59 @@ def test_console_script_is_installed_and_fails_cleanly_on_bad_input(example_dir)
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("md-memory: error: ")
+
+
+def test_add_dash_reads_the_text_from_standard_input(example_dir, monkeypatch):
+    before = (example_dir / "MEMORY.md").read_text(encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("- Likes oolong tea\n- Walks to work\n"))
+    code, out, err = run("--dir", str(example_dir), "--embeddings", "none", "add", "-")
+    assert (code, out, err) == (0, "appended to MEMORY.md\n", "")
+    after = (example_dir / "MEMORY.md").read_text(encoding="utf-8")
+    assert after == before + "- Likes oolong tea\n- Walks to work\n"
+
+
+def test_add_dash_with_nothing_on_standard_input_is_refused(example_dir, monkeypatch):
+    before = (example_dir / "MEMORY.md").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(" \n"))
+    code, out, err = run("--dir", str(example_dir), "--embeddings", "none", "add", "-")
+    assert code == 2 and out == ""
+    assert err.startswith("md-memory: error: ") and "standard input" in err and err.count("\n") == 1
+    assert (example_dir / "MEMORY.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_get_past_the_end_says_how_many_lines_the_file_has(example_dir, json_flag):
+    lines = len((example_dir / "MEMORY.md").read_text(encoding="utf-8").splitlines())
+    code, out, err = run("--dir", str(example_dir), "--embeddings", "none", *json_flag,
+                         "get", "MEMORY.md", "--from", "50", "--to", "60")
+    assert code == 2 and out == ""
+    assert err.startswith(f"md-memory: error: MEMORY.md has {lines} lines") and "--from 50" in err
+    assert err.count("\n") == 1
+    code, out, _ = run("--dir", str(example_dir), "get", "MEMORY.md", "--from", str(lines), "--to", "60")
+    assert code == 0 and len(out.splitlines()) == 1  # a range that runs past the end is cut at it
+
+
+@pytest.mark.parametrize("spec", ["openai", "openai:text-embedding-3-large"])
+def test_openai_without_a_key_names_the_cli_way(example_dir, monkeypatch, spec):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, err = run("--dir", str(example_dir), "--embeddings", spec, "search", "position limit")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "OPENAI_API_KEY" in err and "--embeddings local" in err and "--embeddings none" in err
+    assert "api_key=" not in err
+
+
+def test_the_progress_bar_draws_the_commands_own_work_not_a_background_job():
+    import threading
+
+    from langchain_md_memory.cli.progress import ProgressBar
+    from langchain_md_memory.types import ProgressEvent
+
+    stream = io.StringIO()
+    bar = ProgressBar(stream, live=False, every_s=0.0)
+    behind = threading.Thread(target=bar, args=(ProgressEvent("embed", 5, 10, "chunks"),))
+    behind.start()
+    behind.join()
+    assert stream.getvalue() == ""  # printed over a search's results, it would garble them
+    bar(ProgressEvent("embed", 10, 10, "chunks"))
+    assert stream.getvalue().startswith("embedding [")

@@ -72,7 +72,7 @@ def test_init_needs_a_folder_not_postgres(tmp_path: Path) -> None:
 def test_without_a_key_openai_embeddings_say_how_to_pass_it_unredacted(tmp_path: Path) -> None:
     run("--dir", str(tmp_path), "init")
     err = one_line_error(*run("--dir", str(tmp_path), "--embeddings", "openai", "search", "x")[::2])
-    assert "set OPENAI_API_KEY or pass api_key=..." in err
+    assert "set OPENAI_API_KEY in the environment, or use --embeddings local" in err
 
 
 def test_a_real_key_in_an_error_is_still_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -81,6 +81,33 @@ def test_ctrl_c_mid_embedding_stops_cleanly_and_the_next_run_finishes(tmp_path: 
     assert counts(folder) == (chunks, chunks)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("in_process", [True, False], ids=["model-in-process", "model-on-a-thread"])
+def test_ctrl_c_mid_embedding_stops_within_a_second_or_two(tmp_path: Path, in_process: bool) -> None:
+    # Half a second a text: the batch of 32 under way when Ctrl-C came used to take 16 s to finish.
+    folder, log = tmp_path / "memory", tmp_path / "batches.log"
+    write_memory(folder, files=10, sections=8)
+    proc = slow_cli("--dir", str(folder), "--embeddings", "slow", "index",
+                    env={"SLOW_EMBED_SECONDS": "0.5", "SLOW_EMBED_LOG": str(log),
+                         "SLOW_EMBED_IN_PROCESS": "1" if in_process else "0"})
+    deadline = time.monotonic() + 60
+    while not (log.exists() and log.read_text()):  # a first call embedded: the work is under way
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.3)  # into the next call
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+
+    assert proc.returncode == 130 and err.startswith("md-memory: interrupted"), err
+    assert took < 3.0, f"{took:.1f} s after Ctrl-C"
+    chunks, embedded = counts(folder)
+    assert 0 < embedded < chunks  # what was embedded is kept
+
+
 def test_progress_is_shown_when_asked_and_json_alone_stays_quiet(tmp_path: Path) -> None:
     folder = tmp_path / "memory"
     write_memory(folder, files=10, sections=4)

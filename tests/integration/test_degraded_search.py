@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from langchain_md_memory import MarkdownMemory, create_memory_tools
 from langchain_md_memory.cli import main
 from langchain_md_memory.embeddings import EmbeddingClient, providers
+from langchain_md_memory.types import ProgressEvent
 
 CONFIG = {"embedding": {"retries": 0}}
 
@@ -103,3 +105,73 @@ def test_an_index_run_that_leaves_chunks_unembedded_says_so(memory_dir: Path,
     last = err.strip().splitlines()[-1]  # after the retries the library logged
     assert last.startswith("md-memory: warning: 1 chunk(s) wait for embeddings")
     assert "connection reset by peer" in last
+
+
+class Slow(Embeddings):
+    """Deterministic vectors at ``seconds`` a text: a model slower than a search may wait for."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.vectors = DeterministicFakeEmbedding(size=16)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        time.sleep(self.seconds * len(texts))
+        return self.vectors.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.vectors.embed_query(text)
+
+
+def _backlog(memory_dir: Path, notes: int) -> None:
+    _seed(memory_dir)
+    for i in range(notes):
+        note = f"- Note {i} about the garden, week {i}\n"
+        (memory_dir / f"note-{i:03d}.md").write_text(note, encoding="utf-8")
+
+
+def _waiting(mem: MarkdownMemory) -> int:
+    return int(mem.status()["waiting_for_embeddings"])
+
+
+def test_a_search_answers_from_what_is_indexed_while_a_backlog_is_embedded_behind_it(
+        memory_dir: Path) -> None:
+    _backlog(memory_dir, 150)  # 3 s of embedding; the search waits half a second of it
+    events: list[ProgressEvent] = []
+    config = {"embedding": {"retries": 0, "search_wait_s": 0.5}}
+    with MarkdownMemory(memory_dir, embeddings=Slow(0.02), config=config) as mem:
+        started = time.monotonic()
+        ranked = mem.search_detailed("bond ladder", progress=events.append)
+        took = time.monotonic() - started
+        assert took < 2.0 and "Bond ladder" in ranked.hits[0].text
+        assert ranked.degraded is not None and "not embedded yet" in ranked.degraded
+        assert "found those by keywords only" in ranked.degraded
+        embedding = [e for e in events if e.phase == "embed"]
+        assert embedding and embedding[-1].done < embedding[-1].total  # the rest went to the background
+
+        deadline = time.monotonic() + 60
+        while _waiting(mem) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _waiting(mem) == 0 and mem.status()["embedded"] == mem.status()["chunks"]
+        assert mem.search_detailed("bond ladder").degraded is None
+
+
+def test_closing_stops_the_background_embedding_and_keeps_what_it_did(memory_dir: Path) -> None:
+    _backlog(memory_dir, 150)  # 7.5 s of embedding
+    config = {"embedding": {"retries": 0, "search_wait_s": 0.3}}
+    with MarkdownMemory(memory_dir, embeddings=Slow(0.05), config=config) as mem:
+        assert mem.search("bond ladder")
+        time.sleep(0.5)
+        started = time.monotonic()
+        mem.close()
+        assert time.monotonic() - started < 2.0
+    with MarkdownMemory(memory_dir, embeddings="none") as again:
+        info = again.status()
+    assert 0 < info["embedded"] < info["chunks"]
+
+
+def test_search_wait_none_makes_a_search_wait_for_every_chunk(memory_dir: Path) -> None:
+    _backlog(memory_dir, 20)
+    config = {"embedding": {"retries": 0, "search_wait_s": None}}
+    with MarkdownMemory(memory_dir, embeddings=Slow(0.02), config=config) as mem:
+        ranked = mem.search_detailed("bond ladder")
+        assert ranked.degraded is None and _waiting(mem) == 0

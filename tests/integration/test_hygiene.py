@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory import MarkdownMemory, MemoryConfig, create_memory_tools
-from langchain_md_memory.files.facts import expired
+from langchain_md_memory.files.facts import expired, strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
 
 API_KEY = "sk-proj-Zq8xW3vL0pR7tY2uI9oK4mN6"
@@ -325,3 +325,44 @@ def test_remember_files_a_fact_in_its_section_or_a_new_one(mem):
     assert "## Doctors" in hit.text and "Wednesdays" in hit.text and "体检" not in hit.text  # its chunk
     with pytest.raises(ValueError, match="not both"):
         mem.remember("- x", file="health.md", heading="## A", section="## B")
+
+
+def test_deleting_a_remembered_fact_takes_its_provenance_with_it(mem):
+    mem.write("MEMORY.md", "# Memory\n\n- Walks to work\n")
+    mem.remember("- Likes green tea", source="via=memory_update 2026-12-01")
+    mem.remember("- Reads on Sundays <!-- expires: 2999-01-31 -->", source="via=memory_update 2026-12-01")
+    assert "src: via=memory_update" in mem.get("MEMORY.md")
+    assert mem.delete_text("- Likes green tea")
+    assert mem.delete_text("- Reads on Sundays")
+    assert mem.get("MEMORY.md") == "# Memory\n\n- Walks to work\n"  # no stray comment line left
+    assert mem.search("green tea") == []
+    assert [hit.provenance for hit in mem.search("walks to work")] == [()]
+
+
+def test_deleting_part_of_a_fact_keeps_its_provenance(mem):
+    mem.remember("- Likes green tea and oolong", source="via=memory_update 2026-12-01")
+    assert mem.delete_text(" and oolong")
+    assert mem.get("MEMORY.md") == "- Likes green tea <!-- src: via=memory_update 2026-12-01 -->\n"
+
+
+def test_an_appended_fact_does_not_join_the_subject_that_ends_the_file(mem):
+    _, _, update = create_memory_tools(mem)
+    mem.write("MEMORY.md", "# Memory\n\n## Preferences\n- Likes green tea\n\n## Accounts\n"
+                           "- Brokerage account at Fidelity\n")
+    assert update.invoke({"content": "- Prefers index funds"}) == "Appended to MEMORY.md."
+    assert update.invoke({"content": "- Walks to work"}) == "Appended to MEMORY.md."
+    filed = update.invoke({"content": "- Likes jasmine tea", "section": "Preferences"})
+    assert filed == "Appended to MEMORY.md."
+    text = mem.get("MEMORY.md")
+    assert strip_annotations(text) == (
+        "# Memory\n\n## Preferences\n- Likes green tea\n- Likes jasmine tea\n\n## Accounts\n"
+        "- Brokerage account at Fidelity\n\n## Notes\n- Prefers index funds\n- Walks to work\n")
+    hit = mem.search("index funds")[0]
+    assert "Brokerage" not in hit.text and "## Accounts" not in hit.text
+
+
+def test_an_appended_fact_still_ends_a_file_without_sections(mem):
+    _, _, update = create_memory_tools(mem)
+    mem.write("MEMORY.md", "# Memory\n\n- Likes green tea\n")
+    update.invoke({"content": "- Prefers index funds"})
+    assert strip_annotations(mem.get("MEMORY.md")) == "# Memory\n\n- Likes green tea\n- Prefers index funds\n"

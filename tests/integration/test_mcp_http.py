@@ -5,6 +5,7 @@ The server runs as a real process; the tests talk to it on 127.0.0.1 (and 127.0.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -188,3 +189,18 @@ def test_stdio_refuses_http_only_options(folder: Path) -> None:
     proc = md_memory("--dir", str(folder), "mcp", "--port", "8123")
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "apply to --http" in err
+
+
+def test_clients_that_come_and_go_leave_no_trace_on_stderr(folder: Path) -> None:
+    port = free_port()
+    proc = md_memory("--dir", str(folder), "--embeddings", "none", "mcp", "--http", "--port", str(port))
+    try:
+        wait_until_listening(proc, port)
+        for _ in range(3):  # each disconnect used to print the SDK's ClosedResourceError traceback
+            assert asyncio.run(tool_names(port)) == ["memory_search", "memory_get", "memory_update"]
+        time.sleep(1)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert err.splitlines() == [f"md-memory: serving {folder} over MCP at http://127.0.0.1:{port}/mcp; "
+                                "Ctrl-C to stop"]

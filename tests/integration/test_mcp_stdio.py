@@ -5,11 +5,16 @@ The same server then serves a LangGraph agent through ``langchain-mcp-adapters``
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +23,18 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, McpError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
 from pydantic import AnyUrl
 
-from langchain_md_memory import MarkdownMemory, create_memory_tools
+from langchain_md_memory import MarkdownMemory, __version__, create_memory_tools
+from tests.support.slow_cli import VOCABULARY
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 MD_MEMORY = shutil.which("md-memory", path=str(Path(sys.executable).parent))
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def server_params(folder: Path) -> StdioServerParameters:
@@ -163,3 +170,104 @@ def test_server_exits_cleanly_when_the_client_closes_its_input(folder: Path) -> 
     done = subprocess.run([params.command, *params.args], input="", capture_output=True, text=True,
                           env=params.env, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+async def test_the_server_names_its_own_version_and_says_which_tools_change_the_memory(folder: Path) -> None:
+    async with stdio_client(server_params(folder)) as (read, write), ClientSession(read, write) as session:
+        started = await session.initialize()
+        tools = {tool.name: tool.annotations for tool in (await session.list_tools()).tools}
+
+    assert started.serverInfo.version == __version__
+    for name in ("memory_search", "memory_get"):
+        hints = tools[name]
+        assert hints is not None and hints.readOnlyHint is True
+    update = tools["memory_update"]
+    assert update is not None
+    # It edits and deletes: a client must not take it for an additive tool and skip asking the user.
+    assert (update.readOnlyHint, update.destructiveHint, update.idempotentHint) == (False, True, False)
+
+
+@pytest.mark.parametrize("uri", ["memory://missing.md", "memory://../secret.md", "memory://notes.txt",
+                                 "file:///etc/passwd"])
+async def test_reading_a_resource_that_is_not_there_fails_with_the_resource_not_found_code(
+        folder: Path, uri: str) -> None:
+    (folder.parent / "secret.md").write_text("- not the memory's\n", encoding="utf-8")
+    async with session_on(folder) as session:
+        with pytest.raises(McpError) as caught:
+            await session.read_resource(AnyUrl(uri))
+        assert (await session.read_resource(AnyUrl("memory://MEMORY.md"))).contents
+
+    assert caught.value.error.code == -32002  # the spec's "resource not found"
+    assert "not the memory's" not in caught.value.error.message
+
+
+async def test_a_fact_deleted_through_memory_update_leaves_no_provenance_behind(folder: Path) -> None:
+    before = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    async with session_on(folder) as session:
+        added = await session.call_tool("memory_update", {"content": "- Likes green tea"})
+        written = (folder / "MEMORY.md").read_text(encoding="utf-8")
+        deleted = await session.call_tool("memory_update",
+                                          {"action": "delete", "old_text": "- Likes green tea"})
+        found = await session.call_tool("memory_search", {"query": "memory_update src"})
+
+    assert not added.isError and "src: via=memory_update" in written
+    assert not deleted.isError and text_of(deleted).startswith("Deleted")
+    assert (folder / "MEMORY.md").read_text(encoding="utf-8") == before
+    assert "src:" not in text_of(found)
+
+
+def test_ctrl_c_stops_the_server_with_one_line_of_its_own(folder: Path) -> None:
+    params = server_params(folder)
+    proc = subprocess.Popen([params.command, *params.args], env=params.env, text=True, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(3)  # serving: its input is open
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+
+    assert (proc.returncode, out) == (0, "")
+    assert err == "md-memory: stopped serving the memory over MCP\n"
+
+
+def many_notes(folder: Path, count: int) -> None:
+    """``count`` one-line notes in files of their own, and the one a test looks for."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        words = " ".join(VOCABULARY[(i + k) % len(VOCABULARY)] for k in range(6))
+        (folder / f"note-{i:04d}.md").write_text(f"- Note {i}: {words}\n", encoding="utf-8")
+    (folder / "MEMORY.md").write_text("- Keeps an emergency reserve of six months\n", encoding="utf-8")
+
+
+@pytest.mark.timeout(240)
+async def test_a_first_search_of_5000_unindexed_notes_answers_in_time_and_reports_progress(
+        tmp_path: Path) -> None:
+    # 5,000 notes, as measured with the bundled model (313 s). A fake model sleeping 50 ms a text makes
+    # embedding them take over four minutes here too, without the cost of the real model in CI.
+    folder = tmp_path / "memory"
+    many_notes(folder, 5000)
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    args = ["-m", "tests.support.slow_cli", "--dir", str(folder), "--embeddings", "slow", "mcp"]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=ROOT,
+                                   env={**env, "SLOW_EMBED_SECONDS": "0.05"})
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def record(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        started = time.monotonic()
+        found = await session.call_tool("memory_search", {"query": "emergency reserve"},
+                                        read_timeout_seconds=timedelta(seconds=60), progress_callback=record)
+        took = time.monotonic() - started
+        again = await session.call_tool("memory_search", {"query": "emergency reserve"},
+                                        read_timeout_seconds=timedelta(seconds=30))
+
+    assert not found.isError and took < 60
+    answer = text_of(found)
+    assert answer.startswith("[1] MEMORY.md#L1") and "emergency reserve of six months" in answer
+    note = answer.rsplit("Note: ", 1)[1]
+    assert "not embedded yet" in note and "keywords" in note  # the model is told what it got
+    assert progress and all(b[0] > a[0] for a, b in itertools.pairwise(progress))
+    assert any("embed" in (message or "") for _, _, message in progress)
+    assert "emergency reserve of six months" in text_of(again)

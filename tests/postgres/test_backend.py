@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from langchain_md_memory.errors import (
 )
 from langchain_md_memory.postgres import SCHEMA_VERSION
 from langchain_md_memory.text import query_terms
+from tests.integration.test_degraded_search import Slow
 from tests.postgres.conftest import MemoryFactory, create_schema_at
 from tests.support.embeddings import AxisEmbeddings
 
@@ -502,3 +504,18 @@ def test_a_search_counts_its_terms_in_the_tenant_once(pg_memory_factory: MemoryF
     assert "Bond ladder" in hits[0].text
     mem.index.term_idf(["bond", "ladder"])  # no search before it: counted again
     assert len(calls) == 3
+
+
+def test_a_backlog_is_embedded_behind_a_search_as_in_a_folder(pg_memory_factory: MemoryFactory) -> None:
+    mem = pg_memory_factory(embeddings=Slow(0.02), config={"embedding": {"search_wait_s": 0.3}})
+    mem.write("MEMORY.md", NOTES)
+    for i in range(80):  # 1.6 s of embedding
+        mem.write(f"note-{i:02d}.md", f"- Note {i} about the garden, week {i}\n")
+    ranked = mem.search_detailed("bond ladder")
+    assert "Bond ladder" in ranked.hits[0].text
+    assert ranked.degraded is not None and "not embedded yet" in ranked.degraded
+    deadline = time.monotonic() + 60
+    while mem.status()["waiting_for_embeddings"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert mem.status()["embedded"] == mem.status()["chunks"]
+    assert mem.search_detailed("bond ladder").degraded is None

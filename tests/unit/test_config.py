@@ -74,6 +74,37 @@ def test_invalid_values_are_refused_with_a_validation_error(bad):
         MemoryConfig(**bad)
 
 
+@pytest.mark.parametrize(
+    ("given", "named", "suggested"),
+    [
+        ({"max_result": 3}, "max_result", "max_results"),
+        ({"ranking": {"min_scor": 0.2}}, "ranking.min_scor", "ranking.min_score"),
+        ({"chunk_size": 200}, "chunk_size", "chunking.chunk_tokens"),  # a name of another group
+        ({"ranking": {"chunk_token": 200}}, "ranking.chunk_token", "chunking.chunk_tokens"),
+        ({"ranking": {"mmr": {"lamda": 0.5}}}, "ranking.mmr.lamda", "ranking.mmr.lambda"),
+        ({"limits": {"max_write_byte": 10}}, "limits.max_write_byte", "limits.max_write_bytes"),
+    ],
+)
+def test_an_unknown_setting_names_the_closest_one_by_its_full_path(given, named, suggested):
+    with pytest.raises(ValidationError) as caught:
+        MemoryConfig(**given)
+    message = str(caught.value)
+    assert f"unknown setting {named!r}" in message and f"did you mean {suggested}?" in message
+    assert "Extra inputs are not permitted" not in message
+    with pytest.raises(ValidationError, match=re.escape(f"did you mean {suggested}?")):
+        MemoryConfig.model_validate(given)  # what MarkdownMemory(config={...}) does
+    with pytest.raises(ValidationError, match=re.escape(f"did you mean {suggested}?")):
+        MemoryConfig().merged(**given)
+
+
+def test_an_unknown_setting_close_to_none_points_to_the_settings_page():
+    with pytest.raises(ValidationError) as caught:
+        MemoryConfig(zebra=1)
+    message = str(caught.value)
+    assert "unknown setting 'zebra'" in message and "docs/settings.md" in message
+    assert "did you mean" not in message
+
+
 def test_seed_ranking_restores_the_specification_formulas():
     seed = MemoryConfig(**SEED_RANKING).ranking
     assert (seed.fusion, seed.min_score) == ("weighted_raw", 0.1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 
@@ -10,7 +11,7 @@ from langchain_md_memory import MarkdownMemory, create_memory_tools
 from langchain_md_memory.errors import MemoryIndexError
 from langchain_md_memory.files.facts import strip_annotations
 from langchain_md_memory.files.paths import daily_file_name
-from langchain_md_memory.integrations.tools import MemorySearchInput, MemoryUpdateInput
+from langchain_md_memory.integrations.tools import PROGRESS_EVENT, MemorySearchInput, MemoryUpdateInput
 from langchain_md_memory.prompts import DEFAULT_PROMPTS, FINANCE_PROMPTS
 
 MEMORY = """# Long-term memory
@@ -43,7 +44,7 @@ def test_tools_are_search_get_update_in_order_with_schemas(tools):
     assert set(tools[0].args) == {"query", "max_results", "as_of"}
     assert set(tools[1].args) == {"path", "start_line", "end_line"}
     assert set(tools[2].args) == {"content", "action", "file", "old_text", "start_line", "end_line",
-                                  "expires"}
+                                  "expires", "section"}
 
 
 def test_search_description_demands_a_search_before_personalised_advice(tools):
@@ -79,6 +80,22 @@ def test_search_returns_citable_blocks_with_score_and_text(tools):
     lines = out.splitlines()
     assert lines[0] == "[1] MEMORY.md#L1-L5 (score 1.00)"
     assert lines[1:] == MEMORY.strip().splitlines()
+
+
+def test_search_reports_the_progress_of_its_sync_as_custom_events(tools):
+    class Recorder(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.events: list[dict[str, object]] = []
+
+        def on_custom_event(self, name, data, **kwargs):
+            if name == PROGRESS_EVENT:
+                self.events.append(data)
+
+    recorder = Recorder()
+    out = tools[0].invoke({"query": "position limit"}, config={"callbacks": [recorder]})
+    assert out.startswith("[1] MEMORY.md")
+    assert recorder.events[-1] == {"phase": "index", "done": 1, "total": 1, "unit": "files"}
+    assert tools[0].invoke({"query": "position limit"}) == out  # no callbacks: nothing to report to
 
 
 def test_search_respects_max_results(mem, tools):
@@ -151,8 +168,17 @@ def test_update_with_only_content_appends_to_memory_md(mem, tools):
 def test_update_appended_fact_is_searchable_at_once(tools):
     tools[2].invoke({"content": "- Emergency fund: six months of expenses."})
     out = tools[0].invoke({"query": "emergency fund"})
-    assert out.startswith("[1] MEMORY.md#L1-L6 (score 1.00)")
+    assert out.startswith("[1] MEMORY.md#L7-L8 (score 1.00)\n## Notes\n")  # not in the risk profile's chunk
     assert out.splitlines()[-1].startswith("- Emergency fund: six months of expenses. <!-- src: ")
+
+
+def test_update_files_an_appended_fact_under_the_section_it_names(mem, tools):
+    filed = tools[2].invoke({"content": "- Max drawdown 10%", "section": "Risk profile"})
+    assert filed == "Appended to MEMORY.md."
+    assert strip_annotations(mem.get("MEMORY.md")) == MEMORY + "- Max drawdown 10%\n"
+    out = tools[2].invoke({"action": "delete", "old_text": "- Max drawdown 10%", "section": "Risk profile"})
+    assert out.startswith("Error: section applies to action='append'")
+    assert "Max drawdown 10%" in mem.get("MEMORY.md")
 
 
 def test_update_daily_appends_to_todays_file(mem, tools):
