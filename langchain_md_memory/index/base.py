@@ -95,7 +95,8 @@ class VectorRecall:
     """What vector recall found, and the query's background it measured on the way.
 
     ``hits`` are ``(chunk, score in [0, 1])``, best first; ``background`` the mean and spread of the
-    query's cosine to the stored vectors (``None``: too few of them, or a zero query).
+    query's cosine to the stored vectors (``None``: too few of them, or a zero query), as a
+    :class:`~.scoring.HitsBackground` naming the hits of a script group too small to measure.
     """
 
     hits: list[tuple[ChunkRecord, float]]

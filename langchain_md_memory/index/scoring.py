@@ -15,7 +15,9 @@ and :func:`combine_backgrounds` turns them into each group's *offset* (how far i
 background stands from the memory-wide one) and the memory-wide background, the
 relevance gate's yardstick. :func:`offset_top_k` ranks cosines less their group's
 offset: an answer then stands out from notes in its own language by as much as it
-would in a memory of that language alone.
+would in a memory of that language alone. A group of fewer than :data:`MIN_BACKGROUND`
+vectors has no background: its cosines are ranked as they are, and the backends name
+its hits in a :class:`HitsBackground`, which the relevance label does not read them against.
 
 Example:
     .. code-block:: python
@@ -32,17 +34,19 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 import numpy as np
 
+from ..types import ChunkRecord
 from .topk import at_or_above_kth
 
 __all__ = [
     "BACKGROUND_SAMPLE", "BM25_B", "BM25_K1", "MAX_QUERY_TERMS", "MIN_BACKGROUND", "NO_SUCH_TERM",
-    "Background", "Calibration", "Postings", "bm25_parts", "bm25_score", "bm25_top_k", "combine_backgrounds",
-    "lucene_idf", "offset_top_k", "scaled_to_best",
+    "Background", "Calibration", "HitsBackground", "Postings", "bm25_parts", "bm25_score", "bm25_top_k",
+    "combine_backgrounds", "hits_background", "lucene_idf", "offset_top_k", "scaled_to_best",
+    "unmeasured_rows",
 ]
 
 T = TypeVar("T")
@@ -147,7 +151,7 @@ def scaled_to_best(top: Sequence[tuple[float, int]], records: Mapping[int, T]) -
 BACKGROUND_SAMPLE = 2048
 """Stored vectors a background reads at most, per script group."""
 MIN_BACKGROUND = 8
-"""Fewer cosines than this make no background (``None``)."""
+"""Fewer cosines than this (in a script group) make no background (``None``)."""
 
 Background = tuple[float, float]
 """Mean and standard deviation of a query's cosine to the stored vectors: how similar the query is to an
@@ -155,6 +159,37 @@ arbitrary note of the memory, the yardstick that tells a hit standing out from t
 the best of a crowd of equally near notes (no answer)."""
 Calibration = tuple[dict[int, float], Background | None]
 """Each script group's offset and the memory-wide background (see :func:`combine_backgrounds`)."""
+
+
+class HitsBackground(tuple[float, float]):
+    """The memory-wide :data:`Background` of a query's vector hits, naming the hits it does not measure.
+
+    ``unmeasured`` holds the chunk ids of hits whose script group has fewer than
+    :data:`MIN_BACKGROUND` vectors: that group has no background of its own, so its cosines are
+    neither offset nor comparable with the rest (a question's own language scores higher against
+    any note), and the background says nothing of them. It equals the plain ``(mean, std)``.
+    """
+
+    unmeasured: frozenset[str]
+
+    def __new__(cls, background: Background, unmeasured: Iterable[str] = ()) -> HitsBackground:
+        made = super().__new__(cls, background)
+        made.unmeasured = frozenset(unmeasured)
+        return made
+
+
+def unmeasured_rows(found: Iterable[tuple[int, int, float]], measured: Collection[int]) -> set[int]:
+    """The rowids of ``(rowid, group, cosine)`` whose group is not in ``measured`` (has no background)."""
+    return {rowid for rowid, group, _ in found if group not in measured}
+
+
+def hits_background(background: Background | None, unmeasured: Collection[int],
+                    records: Mapping[int, ChunkRecord]) -> HitsBackground | None:
+    """``background`` naming the hits among ``records`` (by rowid) whose rowid is ``unmeasured`` (see
+    :class:`HitsBackground`); ``None`` without a background."""
+    if background is None:
+        return None
+    return HitsBackground(background, (records[rowid].id for rowid in unmeasured if rowid in records))
 
 
 def combine_backgrounds(measured: Sequence[tuple[int, int, Background]]) -> Calibration:

@@ -37,7 +37,7 @@ from ..index.rows import (
     past_values,
     to_blob,
 )
-from ..index.scoring import bm25_score, lucene_idf, scaled_to_best
+from ..index.scoring import bm25_score, hits_background, lucene_idf, scaled_to_best
 from ..types import ChunkRecord, FileKind
 from .connection import LOCK_INDEX, Conn, PostgresDatabase
 from .graphs import HNSW_MIN_ROWS, drop_graphs, ensure_graphs
@@ -365,13 +365,13 @@ class PostgresIndex:
         the query's background: measured first, in the same snapshot."""
         with self._db.snapshot() as conn:
             (offsets, background), sizes = calibrate(conn, self.tenant, query)
-            top = vector_top_k(conn, self.tenant, query, limit, hnsw_min_rows=self.hnsw_min_rows,
-                               offsets=offsets, sizes=sizes)
+            top, unmeasured = vector_top_k(conn, self.tenant, query, limit, hnsw_min_rows=self.hnsw_min_rows,
+                                           offsets=offsets, sizes=sizes)
             if not top:
                 return VectorRecall([], background)
             records = self._records(conn, [rowid for rowid, _ in top])
         hits = [(records[rowid], score) for rowid, score in top if rowid in records]
-        return VectorRecall(hits, background)
+        return VectorRecall(hits, hits_background(background, unmeasured, records))
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored unit vectors of chunks by id (chunks without one are absent)."""

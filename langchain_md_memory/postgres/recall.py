@@ -34,6 +34,7 @@ from ..index.scoring import (
     combine_backgrounds,
     lucene_idf,
     offset_top_k,
+    unmeasured_rows,
 )
 from .connection import Conn, PostgresDatabase
 from .graphs import HNSW_EF_SEARCH, hnsw_query
@@ -150,8 +151,11 @@ def calibrate(conn: Conn, tenant: str, query: np.ndarray) -> tuple[Calibration, 
 
 
 def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *, hnsw_min_rows: int | None,
-                 offsets: dict[int, float], sizes: dict[int, int]) -> list[tuple[int, float]]:
-    """The ``limit`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``.
+                 offsets: dict[int, float], sizes: dict[int, int]
+                 ) -> tuple[list[tuple[int, float]], set[int]]:
+    """The ``limit`` rows of highest offset cosine, best first: ``(rowid, score in [0, 1])``, and the rows
+    among them whose script group is too small for a background of its own (no offset: the background
+    does not measure them, see :class:`~langchain_md_memory.index.scoring.HitsBackground`).
 
     A script group of at least ``hnsw_min_rows`` vectors is asked through the tenant's HNSW graph of
     that group (:mod:`.graphs`); one whose graph answer comes up short is searched exactly. The
@@ -160,7 +164,7 @@ def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *, hnsw
     """
     q = np.asarray(query, dtype=np.float32).ravel()
     if not sizes or limit <= 0:
-        return []
+        return [], set()
     literal, dim = vector_literal(q), q.shape[0]
     graphed = {g for g, n in sizes.items() if hnsw_min_rows is not None and n >= hnsw_min_rows}
     rows: list[tuple[int, int, float]] = []
@@ -168,8 +172,10 @@ def vector_top_k(conn: Conn, tenant: str, query: np.ndarray, limit: int, *, hnsw
         rows += _hnsw_group(conn, tenant, literal, dim, group, limit, sizes[group])
     if graphed != sizes.keys():
         rows += _exact_by_group(conn, tenant, literal, dim, limit, sorted(sizes.keys() - graphed))
-    cosines = ((int(r), int(g), min(1.0, max(0.0, float(c)))) for r, g, c in rows)  # clipped as SQLite's are
-    return offset_top_k(cosines, offsets, limit, groups=len(sizes))
+    cosines = [(int(r), int(g), min(1.0, max(0.0, float(c)))) for r, g, c in rows]  # clipped as SQLite's are
+    ranked = offset_top_k(cosines, offsets, limit, groups=len(sizes))
+    kept = {rowid for rowid, _ in ranked}
+    return ranked, unmeasured_rows((c for c in cosines if c[0] in kept), offsets)
 
 
 def _hnsw_group(conn: Conn, tenant: str, literal: str, dim: int, group: int, limit: int,

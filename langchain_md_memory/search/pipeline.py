@@ -82,9 +82,11 @@ class Recall:
     the vector path is missing when it failed (``None`` when it ran).
     ``terms`` are the query's keyword terms, ``term_weights`` their idf in the
     memory and ``background`` the mean and spread of the query's cosine to the
-    memory's notes: what relevance is measured with. ``translations`` maps query terms
-    to the terms of their translations the memory holds, when keyword recall also
-    searched with those (its hits are in ``keyword``, at ``CROSSED_WEIGHT`` of their score).
+    memory's notes: what relevance is measured with (a
+    :class:`~langchain_md_memory.index.scoring.HitsBackground` names the hits it does not measure).
+    ``translations`` maps query terms to the terms of their translations the memory holds, when
+    keyword recall also searched with those (its hits are in ``keyword``, at ``CROSSED_WEIGHT`` of
+    their score).
     """
 
     vector: Sequence[tuple[ChunkRecord, float]]
@@ -231,8 +233,8 @@ class Labels:
         known = self._known.get(place)
         if known is None:
             candidate = self._candidates[place]
-            known = self._known[place] = self._label(candidate.record.text, candidate.vector_score,
-                                                     candidate.keyword_score)
+            known = self._known[place] = self._label(candidate.record.id, candidate.record.text,
+                                                     candidate.vector_score, candidate.keyword_score)
         return known
 
 

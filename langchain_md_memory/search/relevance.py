@@ -21,9 +21,12 @@ hit's coverage: a query whose best keyword match holds only its common terms
 has no hit at full BM25 evidence), weighted; a hit's
 ``relevance = max(vector evidence, coverage)`` (keyword evidence, when the search
 runs on keywords only) labels it ``confident`` at :data:`CONFIDENT_RELEVANCE` and
-is what an explicit ``min_score`` cuts. Nothing is cut by default: the two
-signals of answered and unanswered questions overlap, so a cut hides stored
-answers; the label lets the reader (a model, a person) weigh a weak match.
+is what an explicit ``min_score`` cuts. The label counts a cosine only where a
+background measures it: on a memory of a handful of notes, or for a note of a
+script group too small for a background, it rests on coverage (see :func:`labeller`).
+Nothing is cut by default: the two signals of answered and unanswered questions
+overlap, so a cut hides stored answers; the label lets the reader (a model, a
+person) weigh a weak match.
 
 Example:
     .. code-block:: python
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from ..index.scoring import HitsBackground
 from ..text import token_set
 from ..types import ChunkRecord, MemorySearchResult
 from .merge import Calibration
@@ -154,17 +158,23 @@ def vector_evidence(cosine: float | None, background: tuple[float, float] | None
     """The cosine's z-score over the memory's background, mapped onto [0, 1].
 
     0 without a cosine; the raw cosine when there is no background to measure
-    against (a memory of a handful of notes).
+    against (a memory of a handful of notes): it still orders the vector hits
+    for the ranking, though it is no evidence for the label (:func:`labeller`).
     """
     if cosine is None:
         return 0.0
-    if background is None or not background[1] > 1e-6:
+    if background is None or not _measured(background):
         return cosine
     mean, std = background
     z = (cosine - mean) / std
     evidence = (z - Z_NONE) / (Z_FULL - Z_NONE)
     # min(1.0, max(0.0, evidence)) without the two calls (a NaN is 0.0 either way)
     return (evidence if evidence < 1.0 else 1.0) if evidence > 0.0 else 0.0
+
+
+def _measured(background: tuple[float, float] | None) -> bool:
+    """True when ``background`` has a spread to measure a cosine against."""
+    return background is not None and background[1] > 1e-6
 
 
 def keyword_evidence(terms: Sequence[str], text: str, relative_bm25: float,
@@ -225,22 +235,34 @@ def relevant(hits: Sequence[MemorySearchResult], min_score: float | None) -> lis
     return [hit for hit in hits if hit.relevance >= min_score]
 
 
-Label = Callable[[str, float | None, float | None], tuple[float, bool]]
-"""``(text, vector score, keyword score) -> (relevance, confident)`` of a hit (see :func:`labeller`)."""
+Label = Callable[[str, str, float | None, float | None], tuple[float, bool]]
+"""``(chunk id, text, vector score, keyword score) -> (relevance, confident)`` of a hit (see
+:func:`labeller`)."""
 
 
 def labeller(terms: Sequence[str], background: tuple[float, float] | None, coverage: Coverage, *,
              keyword_only: bool) -> Label:
-    """What :func:`annotate_relevance` labels each hit with, as a function of its text and raw scores.
+    """What :func:`annotate_relevance` labels each hit with, as a function of its chunk id, text and raw
+    scores.
 
     ``keyword_only``: no hit of the search has a vector score (the vector path is missing).
+    A hit's cosine is evidence only when ``background`` measures it: not on a memory too small for a
+    background, nor for a hit of a script group too small for one (``background.unmeasured``, see
+    :class:`~langchain_md_memory.index.scoring.HitsBackground`). One model scores any text against any
+    note alike (e5: 0.75-0.9), and a question's own language higher still, so such a cosine says
+    nothing about answering: the label rests on the keyword evidence, less sure, never falsely sure.
+    The ranking still orders by the cosine (:func:`calibration`).
     """
-    def label(text: str, vector_score: float | None, keyword_score: float | None) -> tuple[float, bool]:
+    unmeasured = background.unmeasured if isinstance(background, HitsBackground) else frozenset()
+
+    def label(chunk_id: str, text: str, vector_score: float | None,
+              keyword_score: float | None) -> tuple[float, bool]:
         covered = coverage(text) if terms else (keyword_score or 0.0)
         if keyword_only:
             relevance = (0.5 * covered + 0.5 * (keyword_score or 0.0)) if terms else (keyword_score or 0.0)
             return relevance, covered >= CONFIDENT_COVERAGE
-        relevance = max(vector_evidence(vector_score, background), covered)
+        measured = _measured(background) and chunk_id not in unmeasured
+        relevance = max(vector_evidence(vector_score, background) if measured else 0.0, covered)
         return relevance, relevance >= CONFIDENT_RELEVANCE
 
     return label
@@ -267,6 +289,6 @@ def annotate_relevance(
                      keyword_only=all(hit.vector_score is None for hit in out))
     labelled = []
     for hit in out:
-        relevance, confident = label(hit.text, hit.vector_score, hit.keyword_score)
+        relevance, confident = label(hit.chunk_id, hit.text, hit.vector_score, hit.keyword_score)
         labelled.append(hit.revised(relevance=relevance, confident=confident))
     return labelled

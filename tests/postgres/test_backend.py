@@ -519,3 +519,24 @@ def test_a_backlog_is_embedded_behind_a_search_as_in_a_folder(pg_memory_factory:
         time.sleep(0.1)
     assert mem.status()["embedded"] == mem.status()["chunks"]
     assert mem.search_detailed("bond ladder").degraded is None
+
+
+def test_the_label_reads_only_the_cosines_a_background_measures_as_on_sqlite(
+        pg_memory_factory: MemoryFactory):
+    from tests.integration.test_confidence_label import CJK, NOTES, BilingualEmbeddings
+
+    mem = pg_memory_factory(embeddings=BilingualEmbeddings())
+    for i, note in enumerate(NOTES[:4]):  # four notes: no background at all
+        mem.write(f"note{i:02d}.md", f"- {note}\n")
+    few = mem.search_detailed("what is my dog called")
+    assert few.hits and all(hit.vector_score for hit in few.hits) and not few.confident
+    for i, note in enumerate(NOTES[4:], start=4):  # twelve English notes measure one; two Chinese do not
+        mem.write(f"note{i:02d}.md", f"- {note}\n")
+    mem.write("zh1.md", "- 现金储备：六个月开支\n")
+    mem.write("zh2.md", "- 退休：六十岁\n")
+    unrelated = mem.search_detailed("我的狗叫什么名字")
+    answered = mem.search_detailed("现金储备")
+    english = mem.search_detailed("retire pension")
+    assert any(CJK.search(hit.text) for hit in unrelated.hits) and not unrelated.confident
+    assert CJK.search(answered.hits[0].text) and answered.hits[0].confident
+    assert english.hits[0].text == "- retire pension plan" and english.hits[0].confident

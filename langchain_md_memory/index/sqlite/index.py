@@ -28,7 +28,7 @@ from ...files.sections import PastFact
 from ...types import ChunkRecord, FileKind
 from ..base import KeywordRecall, VectorRecall
 from ..rows import ChunkRow, FileState, PastRow, chunk_values, from_blob, past_fact, past_values, to_blob
-from ..scoring import lucene_idf, scaled_to_best
+from ..scoring import hits_background, lucene_idf, scaled_to_best
 from .cache import EmbeddingCache
 from .connection import IndexConnection, Rows
 from .health import IndexHealth
@@ -325,12 +325,13 @@ class MemoryIndex:
         """
         # One snapshot from the generation check to the records: see keyword_search.
         with self._db.read_snapshot():
-            top, background = self._vector_matrix().search(query, limit, stored=self._stored_vectors)
+            top, background, unmeasured = self._vector_matrix().search(query, limit,
+                                                                        stored=self._stored_vectors)
             if not top:  # nothing stored, or a zero query
                 return VectorRecall([], background)
             by_rowid = self.records([rowid for rowid, _ in top])
         hits = [(by_rowid[rowid], score) for rowid, score in top if rowid in by_rowid]
-        return VectorRecall(hits, background)
+        return VectorRecall(hits, hits_background(background, unmeasured, by_rowid))
 
     def _stored_vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         return stored_vectors(self._db, "rowid", rowids)

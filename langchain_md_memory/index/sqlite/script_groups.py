@@ -30,7 +30,7 @@ import numpy as np
 
 from ...text import SCRIPT_CJK, SCRIPT_OTHER
 from ..rows import from_blob
-from ..scoring import Background, combine_backgrounds, offset_top_k
+from ..scoring import Background, combine_backgrounds, offset_top_k, unmeasured_rows
 from .connection import IndexConnection
 from .schema import VECTOR_JOIN
 from .vectors import RESCORE_FACTOR, VectorDtype, VectorMatrix, rescore
@@ -94,9 +94,11 @@ class ScriptVectors:
         return self.search(query, k, offsets=offsets, stored=stored)[0]
 
     def search(self, query: np.ndarray, k: int, *, offsets: bool = True, stored: StoredVectors | None = None
-               ) -> tuple[list[tuple[int, float]], Background | None]:
-        """The ``k`` rows of highest offset cosine, best first, and the query's memory-wide background,
-        from one pass over the vectors.
+               ) -> tuple[list[tuple[int, float]], Background | None, set[int]]:
+        """The ``k`` rows of highest offset cosine, best first, the query's memory-wide background, and
+        the rows among them whose script group is too small for a background of its own (the
+        background does not measure them: :class:`~..scoring.HitsBackground`), from one pass over
+        the vectors.
 
         A compact matrix proposes ``RESCORE_FACTOR × k`` candidates per group, which ``stored``
         (their float32 vectors) scores exactly; without it the compact scores stand.
@@ -114,8 +116,10 @@ class ScriptVectors:
             if stats is not None:
                 measured.append((group, rows, stats))
         shifts, background = combine_backgrounds(measured)
-        found = ((rowid, group, score) for group, top in tops.items() for rowid, score in top)
-        return offset_top_k(found, shifts if offsets else {}, k, groups=len(searched)), background
+        found = [(rowid, group, score) for group, top in tops.items() for rowid, score in top]
+        ranked = offset_top_k(found, shifts if offsets else {}, k, groups=len(searched))
+        kept = {rowid for rowid, _ in ranked}
+        return ranked, background, unmeasured_rows((f for f in found if f[0] in kept), shifts)
 
 
 def load_script_vectors(db: IndexConnection, dtype: VectorDtype = "float32") -> ScriptVectors:

@@ -83,6 +83,21 @@ def test_no_vectors_measured_make_no_background() -> None:
     assert combine_backgrounds([]) == ({}, None)
 
 
+def test_the_hits_of_a_group_without_a_background_are_named_beside_it() -> None:
+    from langchain_md_memory.index.scoring import HitsBackground, hits_background, unmeasured_rows
+    from tests.support.hits import make_record
+
+    # Group 0 was measured (it has an offset); group 1 was too small to be.
+    found = [(10, 0, 0.6), (11, 1, 0.9), (12, 1, 0.7)]
+    assert unmeasured_rows(found, {0: 0.0}) == {11, 12}
+    assert unmeasured_rows(found, {}) == {10, 11, 12}  # nothing measured
+    records = {10: make_record("en"), 11: make_record("zh")}  # row 12 was not among the hits kept
+    background = hits_background((0.5, 0.05), {11, 12}, records)
+    assert isinstance(background, HitsBackground) and background.unmeasured == {"zh"}
+    assert background == (0.5, 0.05)
+    assert hits_background(None, {11}, records) is None
+
+
 def test_a_cosine_ranks_less_its_groups_offset() -> None:
     # The question's own language (group 1) stands 0.1 nearer to it: its 0.6 counts as 0.5.
     found = [(10, 1, 0.6), (11, 1, 0.58), (20, 0, 0.52)]

@@ -109,10 +109,26 @@ def test_the_top_k_pass_measures_the_background_it_returns(monkeypatch: pytest.M
     measured = vectors.background(query)
     sampled: list[int] = []
     monkeypatch.setattr(VectorMatrix, "backgrounds", lambda self, q: sampled.append(1))
-    top, background = vectors.search(query, 5)
+    top, background, unmeasured = vectors.search(query, 5)
     assert top == vectors.top_k(query, 5)
     assert background == pytest.approx(measured)  # same figures as a separate sample
     assert sampled == []  # and no second pass over the vectors
+    assert unmeasured == set()  # both groups are measured
+
+
+def test_the_rows_of_a_group_too_small_for_a_background_are_named_with_it() -> None:
+    # Fifteen English rows measure a background; three Chinese rows are too few for one of their own.
+    rng = np.random.default_rng(7)
+    vectors = ScriptVectors()
+    groups = [SCRIPT_OTHER] * 15 + [SCRIPT_CJK] * 3
+    vectors.add(list(range(18)), [rng.normal(size=6) for _ in range(18)], groups)
+    top, background, unmeasured = vectors.search(rng.normal(size=6), 18)
+    assert background is not None and len(top) == 18
+    assert unmeasured == {15, 16, 17}
+    few = ScriptVectors()
+    few.add([1, 2, 3], [rng.normal(size=6) for _ in range(3)], [SCRIPT_OTHER] * 3)
+    top, background, unmeasured = few.search(rng.normal(size=6), 2)
+    assert background is None and unmeasured == {rowid for rowid, _ in top}
 
 
 def test_a_chunk_is_grouped_by_what_it_is_embedded_as() -> None:

@@ -52,6 +52,27 @@ def test_annotate_relevance_takes_the_stronger_signal() -> None:
     assert b.relevance == 1.0  # no query term, a cosine far above the background
 
 
+def test_a_cosine_the_background_does_not_measure_is_no_evidence_for_the_label() -> None:
+    from langchain_md_memory.index.scoring import HitsBackground
+
+    cosine = 0.78 + 6 * 0.02  # far above the background: full vector evidence when measured
+    hits = [make_hit("en", 0.9, text="cash buffer", vector_score=cosine, keyword_score=None),
+            make_hit("zh", 0.8, text="现金储备", vector_score=cosine, keyword_score=None),
+            make_hit("kw", 0.7, text="bond ladder", vector_score=cosine, keyword_score=1.0)]
+    # A memory of a handful of notes has no background: its raw cosines are no evidence either.
+    assert [(h.relevance, h.confident) for h in annotate_relevance(hits, ["bond", "ladder"], None)] == [
+        (0.0, False), (0.0, False), (1.0, True)]
+    # Both hits are measured: both are evidence.
+    en, zh, kw = annotate_relevance(hits, ["bond", "ladder"], HitsBackground((0.78, 0.02)))
+    assert en.confident and zh.confident and kw.confident
+    # The Chinese hit's script group is too small for a background: only the keyword evidence counts.
+    en, zh, kw = annotate_relevance(hits, ["bond", "ladder"], HitsBackground((0.78, 0.02), ["zh", "kw"]))
+    assert en.relevance == 1.0 and en.confident
+    assert zh.relevance == 0.0 and not zh.confident
+    assert kw.relevance == 1.0 and kw.confident  # it holds the query's words
+    assert HitsBackground((0.78, 0.02), ["zh"]) == (0.78, 0.02)  # the background, with a note on it
+
+
 def test_the_default_cuts_nothing_and_an_explicit_min_score_cuts_each_hit() -> None:
     from langchain_md_memory.search.relevance import CONFIDENT_RELEVANCE, relevant
 
