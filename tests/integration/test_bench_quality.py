@@ -289,10 +289,10 @@ def test_dev_dated_files_get_real_names_that_keep_their_age():
 class _QueryCounting(AxisEmbeddings):
     def __init__(self, vocabulary: list[str]) -> None:
         super().__init__(vocabulary)
-        self.queries: dict[str, int] = {}
+        self.asked: dict[str, int] = {}
 
     def embed_query(self, text: str) -> list[float]:
-        self.queries[text] = self.queries.get(text, 0) + 1
+        self.asked[text] = self.asked.get(text, 0) + 1
         return super().embed_query(text)
 
 
@@ -312,7 +312,7 @@ def test_configs_reopen_the_same_index_and_reuse_its_vectors(tmp_path):
         outcomes = evaluate(folder, mset.queries, specs[name], emb)
         assert [o.ranks for o in outcomes] == [(1,), (1,)], name
     assert inner.texts_embedded == embedded  # no config re-embedded a document
-    assert inner.queries["cat"] == inner.queries["what bike?"] == 1  # once for two hybrid configs
+    assert inner.asked["cat"] == inner.asked["what bike?"] == 1  # once for two hybrid configs
 
 
 def axis_factory() -> AxisEmbeddings:
