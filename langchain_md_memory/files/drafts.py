@@ -38,8 +38,9 @@ __all__ = ["Draft", "DraftStore", "DraftedChange", "active_draft", "drafting"]
 
 @dataclass(frozen=True, slots=True)
 class DraftedChange:
-    """One document a drafted write would change: its path in its store, its bytes before and after.
+    """One document a drafted write would change: its path, its bytes before and after.
 
+    The path is the one the memory's methods take (a project memory's global files are ``~global/...``).
     ``before`` is ``None`` for a document the write would create, ``after`` for one it would delete.
     """
 
@@ -60,6 +61,8 @@ class DraftStore(DocumentStore):
         self.recursive = store.recursive
         self.max_path_depth = store.max_path_depth
         self.max_name_bytes = store.max_name_bytes
+        self.prefix = ""
+        """What the memory's methods put before this store's paths (``~global/``: see ``aio.routed``)."""
         self.written: dict[str, bytes | None] = {}
         """Each document written in the draft, in the order first written: its bytes, ``None`` if removed."""
         self._before: dict[str, bytes | None] = {}
@@ -131,8 +134,8 @@ class DraftStore(DocumentStore):
 
     def changes(self) -> list[DraftedChange]:
         """What the draft would change, in the order first written; a document written back unchanged: not."""
-        return [DraftedChange(rel, self._before[rel], after) for rel, after in self.written.items()
-                if after != self._before[rel]]
+        return [DraftedChange(self.prefix + rel, self._before[rel], after)
+                for rel, after in self.written.items() if after != self._before[rel]]
 
     def _check_tree(self, rel: str) -> None:
         """Refuse a new document where a folder is, or under a document, as every real store does."""
