@@ -235,3 +235,22 @@ def test_claude_delete_approved_deletes_what_the_person_saw(profile: MarkdownMem
     assert "- - Works in Lyon" in run.description
     run.decide({"type": "approve"})
     assert profile.list_files() == []
+
+
+def test_a_long_change_is_cut_with_a_note_that_says_how_much_is_not_shown(profile: MarkdownMemory) -> None:
+    profile.write("log.md", "".join(f"- entry {n}\n" for n in range(250)))
+    describe = claude_memory_write_approval(profile)["memory"]["description"]
+    assert callable(describe)
+    shown = describe({"name": "memory", "id": "1", "args": {"command": "delete", "path": "/memories/log.md"}},
+                     {}, None).splitlines()
+    assert shown[:3] == ["memory delete would change log.md (deleted).", "@@ log.md, line 1 @@",
+                         "- - entry 0"]
+    assert shown[201] == "- - entry 199"
+    assert shown[202] == "... and 50 more changed line(s) of log.md not shown here."
+
+
+def test_an_approval_without_decisions_is_refused_by_name(profile: MarkdownMemory) -> None:
+    with pytest.raises(ValueError, match="allowed_decisions is empty"):
+        memory_write_approval(profile, allowed_decisions=[])
+    with pytest.raises(ValueError, match=r"unknown decision\(s\) \['aprove'\]"):
+        claude_memory_write_approval(profile, allowed_decisions=["aprove"])
