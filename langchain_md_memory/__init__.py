@@ -26,6 +26,8 @@ from .types import MemorySearchResult
 
 if TYPE_CHECKING:
     from .config import MemoryConfig
+    from .integrations.approval import claude_memory_write_approval as claude_memory_write_approval
+    from .integrations.approval import memory_write_approval as memory_write_approval
     from .integrations.claude_middleware import (
         MarkdownClaudeMemoryMiddleware as MarkdownClaudeMemoryMiddleware,
     )
@@ -50,8 +52,9 @@ __all__ = [
 ]
 """What a first user constructs. The middleware (``MarkdownMemoryMiddleware``,
 ``MarkdownClaudeMemoryMiddleware``) is here too, outside ``__all__``: it needs the ``agents`` or
-``anthropic`` extra, and ``import *`` must work without it. LangGraph parts live in
-:mod:`langchain_md_memory.langgraph`, errors in :mod:`langchain_md_memory.errors`."""
+``anthropic`` extra, and ``import *`` must work without it; so are ``memory_write_approval`` and
+``claude_memory_write_approval``, of use only beside LangChain's ``HumanInTheLoopMiddleware``.
+LangGraph parts live in :mod:`langchain_md_memory.langgraph`, errors in :mod:`langchain_md_memory.errors`."""
 
 # Loaded on first use: the memory and its integrations import pydantic, numpy, LangChain and
 # LangGraph, which `md-memory --help` (and a program that only catches our errors) never needs.
@@ -64,6 +67,8 @@ _LAZY = {
     "create_memory_tools": ".integrations.tools",
     "MarkdownMemoryMiddleware": ".integrations.middleware",
     "MarkdownClaudeMemoryMiddleware": ".integrations.claude_middleware",
+    "memory_write_approval": ".integrations.approval",
+    "claude_memory_write_approval": ".integrations.approval",
 }
 
 MOVED = {

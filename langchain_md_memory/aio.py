@@ -25,6 +25,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 from .files.documents import Documents
+from .files.drafts import DraftStore
 
 __all__ = [
     "FILE_PARAMETERS", "SYNC_TWIN", "Routed", "class_twin", "closed_on_error", "owned", "routed", "twin",
@@ -78,6 +79,9 @@ def routed(op: Callable[Concatenate[Documents, _P], _R], *, paths_out: bool = Fa
         bound.apply_defaults()
         mem, inner, prefix = self._route(bound.arguments[name])
         bound.arguments[name] = inner
+        drafted = mem._documents.store
+        if prefix and isinstance(drafted, DraftStore):  # a dry run names the file as the caller did
+            drafted.prefix = prefix
         result: Any = op(mem._documents, *bound.args[1:], **bound.kwargs)
         if paths_out and prefix:  # a path, or what ``remember`` did with the paths in it
             return cast(_R, prefix + result if isinstance(result, str) else result.prefixed(prefix))

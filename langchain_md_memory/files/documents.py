@@ -26,6 +26,7 @@ from ..errors import MemoryInputError, MemoryPathError, check_write_size
 from ..text.redaction import WriteRedactor
 from ..types import Remembered
 from .base import DocumentStore, JobLock
+from .drafts import active_draft
 from .facts import (
     FactLine,
     expired,
@@ -59,13 +60,19 @@ class Documents:
 
     def __init__(self, store: DocumentStore, limits: LimitsConfig, hygiene: HygieneConfig,
                  on_change: Callable[[], None]) -> None:
-        self.store = store
+        self._store = store
         self.limits = limits
         """What a write may bring in (``max_write_bytes``)."""
         self.hygiene = hygiene
         """Redaction, dedup and provenance of what is written."""
-        self._on_change = on_change
+        self._mark_changed = on_change
         self._write_redactor: tuple[object, WriteRedactor] | None = None
+
+    @property
+    def store(self) -> DocumentStore:
+        """The store; inside :func:`~.drafts.drafting`, its draft, which records writes and makes none."""
+        draft = active_draft()
+        return self._store if draft is None else draft.over(self._store)
 
     def get(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Exact lines of a memory file (1-based, inclusive); the whole file by default.
@@ -332,7 +339,15 @@ class Documents:
         if cached is None or cached[0] != key:
             cached = (key, WriteRedactor(self.hygiene.redact_kinds, self.hygiene.redact_patterns))
             self._write_redactor = cached
-        return cached[1].redact_counted(text)
+        redacted, labels = cached[1].redact_labelled(text)
+        draft = active_draft()
+        if draft is not None:
+            draft.redacted.update(labels)
+        return redacted, len(labels)
+
+    def _on_change(self) -> None:
+        if active_draft() is None:  # a draft changed nothing the index reads
+            self._mark_changed()
 
     def _known_facts(self, path: str) -> list[tuple[str, FactLine]]:
         """The live facts a new one is checked against: the target file's, or all memory files'.

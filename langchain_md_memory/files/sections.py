@@ -43,8 +43,8 @@ from .facts import (
 )
 from .paths import daily_date
 
-__all__ = ["NOTES_SECTION", "PastFact", "before_history", "ending_section", "expire_in", "into_section",
-           "past_facts", "supersede_in", "superseded_statements"]
+__all__ = ["NOTES_SECTION", "PastFact", "before_history", "ending_section", "expire_in", "heading_above",
+           "into_section", "past_facts", "supersede_in", "superseded_statements"]
 
 NOTES_SECTION = "## Notes"
 """Where facts given without a subject go when a file's last section has one (see :func:`ending_section`)."""
@@ -64,6 +64,18 @@ class PastFact:
     def holds(self, day: dt.date) -> bool:
         """True when the statement was valid on ``day``: written by then, superseded after it."""
         return (self.since is None or self.since <= day) and day < self.until
+
+
+def heading_above(lines: list[str], index: int) -> str | None:
+    """The heading line (``## Doctors``) of the section holding ``lines[index]`` (0-based), or ``None``.
+
+    A heading inside fenced code is code, not a heading; ``lines[index]`` itself counts when it is one.
+    """
+    found = None
+    for line, (_, heading) in zip(lines[: index + 1], _outline(lines[: index + 1]), strict=True):
+        if heading is not None:
+            found = line.strip()
+    return found
 
 
 def expire_in(text: str, today: dt.date) -> tuple[str, tuple[str, ...]]:

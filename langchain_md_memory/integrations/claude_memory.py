@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
 from langchain_core.runnables import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from ..files.facts import provenance_label, with_provenance
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from ..memory import MarkdownMemory
 
 __all__ = ["CLAUDE_MEMORY_TOOL", "CLAUDE_MEMORY_TOOL_NAME", "ClaudeMemoryCommands", "ClaudeMemoryInput",
-           "create_claude_memory_tool"]
+           "create_claude_memory_tool", "run_claude_memory"]
 
 CLAUDE_MEMORY_TOOL_NAME = "memory"
 CLAUDE_MEMORY_TOOL: dict[str, str] = {"type": "memory_20250818", "name": CLAUDE_MEMORY_TOOL_NAME}
@@ -334,6 +334,24 @@ class ClaudeMemoryInput(BaseModel):
     new_path: str | None = Field(None, description="rename: where to move it.")
 
 
+def run_claude_memory(commands: ClaudeMemoryCommands, args: Mapping[str, Any]) -> str:
+    """What the ``memory`` tool does with the arguments ``args`` of a model's call, and its reply.
+
+    A refusal raises :class:`ToolException` with the text the model reads. Inside
+    :func:`~langchain_md_memory.files.drafts.drafting` it writes nothing, and the draft holds what it
+    would have written (:mod:`.approval` shows that to a person).
+    """
+    try:
+        given = ClaudeMemoryInput.model_validate(args)
+    except ValidationError as exc:
+        raise ToolException(f"Bad arguments for the memory tool: {exc}") from None
+    kept = {k: v for k, v in given.model_dump().items() if v is not None and k != "command"}
+    try:
+        return commands.run(given.command, kept)
+    except MemoryStoreError as exc:
+        raise ToolException(str(exc)) from None
+
+
 def create_claude_memory_tool(mem: MarkdownMemory, *, root: str = "/memories", folder: str = "",
                               source: Callable[[], str] | None = None) -> BaseTool:
     """A tool named ``memory`` running Anthropic's memory-tool commands on ``mem`` (ToolNode-ready).
@@ -352,11 +370,7 @@ def create_claude_memory_tool(mem: MarkdownMemory, *, root: str = "/memories", f
     commands = ClaudeMemoryCommands(mem, root=root, folder=folder, source=source)
 
     def memory(command: str, **kwargs: Any) -> str:
-        args = {k: v for k, v in kwargs.items() if v is not None}
-        try:
-            return commands.run(command, args)
-        except MemoryStoreError as exc:
-            raise ToolException(str(exc)) from None
+        return run_claude_memory(commands, {"command": command, **kwargs})
 
     async def amemory(command: str, **kwargs: Any) -> str:
         return await asyncio.to_thread(memory, command, **kwargs)

@@ -29,7 +29,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.callbacks import BaseCallbackManager, dispatch_custom_event
@@ -56,6 +56,7 @@ __all__ = [
     "MemorySearchInput",
     "MemoryUpdateInput",
     "create_memory_tools",
+    "run_memory_update",
 ]
 
 logger = logging.getLogger(__name__)
@@ -342,6 +343,20 @@ def _update(mem: MarkdownMemory, content: str = "", action: str = "append", file
         raise
     except (MemoryStoreError, ValueError, OSError) as exc:
         raise _as_tool_error(exc) from exc
+
+
+def run_memory_update(mem: MarkdownMemory, args: Mapping[str, Any]) -> str:
+    """What ``memory_update`` does with the arguments ``args`` of a model's call, and its reply.
+
+    The tool's own argument check and code; a refusal raises :class:`ToolException` with the text the
+    model would read. Inside :func:`~langchain_md_memory.files.drafts.drafting` it writes nothing, and
+    the draft holds what it would have written (:mod:`.approval` shows that to a person).
+    """
+    try:
+        given = MemoryUpdateInput.model_validate(args)
+    except ValidationError as exc:
+        raise ToolException(_validation_message("memory_update")(exc)) from None
+    return _update(mem, **given.model_dump(exclude_unset=True))
 
 
 def _bind(fn: Callable[..., str], mem: MarkdownMemory) -> tuple[Callable[..., str], Callable[..., Any]]:

@@ -203,15 +203,19 @@ class WriteRedactor:
 
     def redact_counted(self, text: str) -> tuple[str, int]:
         """``text`` redacted, and how many spans were replaced."""
-        count = 0
+        redacted, labels = self.redact_labelled(text)
+        return redacted, len(labels)
+
+    def redact_labelled(self, text: str) -> tuple[str, list[str]]:
+        """``text`` redacted, and the label of each span replaced (``"api key"``, ``"email"``, ...)."""
+        labels: list[str] = []
         for rule in self._rules:
             def replace(match: re.Match[str], rule: _Rule = rule) -> str:
-                nonlocal count
                 if rule.check is not None and not rule.check(match[0]):
                     return match[0]
                 if _inside_mark(match, self._mark_re):
                     return match[0]
-                count += 1
+                labels.append(rule.label)
                 mark = redaction_mark(rule.label)
                 if "secret" in rule.pattern.groupindex and match.start("secret") >= 0:
                     start, end = match.start("secret") - match.start(), match.end("secret") - match.start()
@@ -219,7 +223,7 @@ class WriteRedactor:
                 return mark
 
             text = rule.pattern.sub(replace, text)
-        return text, count
+        return text, labels
 
 
 def _inside_mark(match: re.Match[str], marks: re.Pattern[str]) -> bool:

@@ -235,3 +235,22 @@ def test_every_method_that_takes_a_file_routes_global_paths(mem, home, monkeypat
     assert (home / "rules.md").read_text() == "- uno\n- two\n- three\n"
     assert mem.delete_file("~global/rules.md") and not (home / "rules.md").exists()
     assert not mem.exists("~global/rules.md") and mem.stat("~global/rules.md") is None
+
+
+def test_a_write_to_the_global_memory_is_shown_for_approval_under_its_global_path(mem, repo, home):
+    from langchain_md_memory import memory_write_approval
+
+    mem.append("- Build with `make dist`")
+    mem.append("- Answer in English", file="~global/MEMORY.md")
+    describe = memory_write_approval(mem)["memory_update"]["description"]
+    assert callable(describe)
+    shown = describe({"name": "memory_update", "id": "1", "args": {
+        "action": "edit", "old_text": "in English", "content": "in French", "file": "~global/MEMORY.md",
+    }}, {}, None)
+    assert shown.splitlines()[:4] == ["memory_update would change ~global/MEMORY.md.",
+                                      "@@ ~global/MEMORY.md, line 1 @@", "- - Answer in English",
+                                      "+ - Answer in French"]
+    assert (home / "MEMORY.md").read_text() == "- Answer in English\n"
+    project = describe({"name": "memory_update", "id": "2", "args": {"content": "- Lint with ruff"}},
+                       {}, None)
+    assert project.startswith("memory_update would change MEMORY.md.\n")

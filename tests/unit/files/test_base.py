@@ -15,6 +15,7 @@ import pytest
 
 from langchain_md_memory.errors import MemoryInputError, MemoryPathError, MemoryStoreError
 from langchain_md_memory.files.base import Change, ChangeStamp, DocumentStore, JobLock
+from langchain_md_memory.files.drafts import DraftStore
 from langchain_md_memory.files.paths import is_managed_file, is_memory_file
 from langchain_md_memory.files.store import MarkdownStore
 
@@ -70,8 +71,11 @@ class DictStore(DocumentStore):
         raise NotImplementedError("no versions kept here")
 
 
-@pytest.fixture(params=["folder", "dict"])
+@pytest.fixture(params=["folder", "dict", "draft"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> DocumentStore:
+    """A folder, a dict, and a dry run over a folder (it answers as a store does, writing nothing)."""
+    if request.param == "draft":
+        return DraftStore(MarkdownStore(tmp_path / "mem"))
     return MarkdownStore(tmp_path / "mem") if request.param == "folder" else DictStore()
 
 
