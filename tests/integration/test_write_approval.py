@@ -157,8 +157,13 @@ def test_an_append_shows_the_section_it_lands_in_before_history(profile: Markdow
     profile.supersede("Works in Lyon", "- Works in Paris", today=None)
     run = update_run(profile, update_call(content="- Walks to work"))
     lines = run.description.splitlines()
-    assert lines[1].startswith("@@ MEMORY.md, line ") and lines[1].endswith(", section '## Work' @@")
-    assert lines[2].startswith("+ - Walks to work <!-- src: ")
+    # A fact without a section goes under ## Notes, not into the last section (## Work), and above History.
+    assert lines[1] == "@@ MEMORY.md, line 8, section '## Notes' @@"
+    assert lines[2] == "+ ## Notes"
+    assert lines[3].startswith("+ - Walks to work <!-- src: ")
+    run.decide({"type": "approve"})
+    text = profile.get("MEMORY.md")
+    assert text.index("## Work") < text.index("## Notes\n- Walks to work") < text.index("## History")
 
 
 def test_a_call_that_would_fail_or_change_nothing_says_so(profile: MarkdownMemory) -> None:
