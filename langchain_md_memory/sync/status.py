@@ -17,7 +17,7 @@ from ..types import iso_time
 from .indexer import Indexer, index_identity
 from .watcher import MemoryWatcher
 
-__all__ = ["memory_status"]
+__all__ = ["chunks_per_file", "memory_status"]
 
 
 def memory_status(location: str, indexer: Indexer, embedder: EmbeddingClient | None,
@@ -54,3 +54,8 @@ def memory_status(location: str, indexer: Indexer, embedder: EmbeddingClient | N
         "watcher_syncs": None if watcher is None else watcher.sync_count,
         "watcher_error": None if watcher is None or watcher.last_error is None else scrub(watcher.last_error),
     }
+
+
+def chunks_per_file(indexer: Indexer) -> dict[str, int]:
+    """How many chunks the index holds for each file, by path: the index's rows, no Markdown read."""
+    return {path: len(spans) for path, spans in indexer.index.health.chunk_spans().items()}
