@@ -129,6 +129,24 @@ def _ranks(hits: list[MemorySearchResult], score: str) -> dict[str, int]:
     return {h.chunk_id: place for place, h in enumerate(scored, 1)}
 
 
+def _mmr_outcomes(hits: list[MemorySearchResult]) -> dict[str, str]:
+    """What MMR did to each hit: its place among the hits MMR ordered against its rank before MMR.
+
+    A hit with no rank before MMR (``relevance_rank`` 0) was put in by a later stage: as of a past day,
+    a fact that held then comes first.
+    """
+    outcomes = {}
+    ordered = [h for h in hits if h.relevance_rank > 0]
+    for place, hit in enumerate(ordered, 1):
+        before = hit.relevance_rank
+        outcomes[hit.chunk_id] = (f"kept at {place}" if before == place else
+                                  f"raised from {before} to {place}" if before > place else
+                                  f"lowered from {before} to {place}: too like a hit above")
+    for hit in hits:
+        outcomes.setdefault(hit.chunk_id, "not ranked by MMR: held on the day asked")
+    return outcomes
+
+
 def _page(name: str, status_code: int = 200, **values: Any) -> HTMLResponse:
     return HTMLResponse(_TEMPLATES.get_template(name).render(**values), status_code=status_code)
 
@@ -188,7 +206,8 @@ def create_inspect_app(mem: MarkdownMemory) -> Starlette:
         return _page("search.html", **values, ranked=ranked,
                      marked={h.chunk_id: _marked(h.text, terms) for h in ranked.hits},
                      keyword_rank=_ranks(ranked.hits, "keyword_score"),
-                     vector_rank=_ranks(ranked.hits, "vector_score"), link=_file_link)
+                     vector_rank=_ranks(ranked.hits, "vector_score"), mmr=_mmr_outcomes(ranked.hits),
+                     link=_file_link, kind=_kind)
 
     def file(request: Request) -> Response:
         path = request.path_params["path"]

@@ -192,6 +192,8 @@ def test_an_as_of_search_shows_what_the_memory_held_that_day(page: str, tmp_path
     first = text_of(element(then, "hit-1"))
     assert "goals.md#L11-L11" in first and "Retire at 60 with 2 million USD" in first
     assert "held always → 2026-12-01" in first
+    assert "MMR not ranked by MMR: held on the day asked" in first  # put first by the as-of stage
+    assert "MMR kept at 1" in text_of(element(then, "hit-2"))
     assert "Retire at 60 with 2 million USD" not in today and "Retire at 62" in today
 
 
@@ -233,6 +235,17 @@ def test_writing_methods_are_refused_and_change_no_byte(page: str, folder: Path)
     assert all(a.headers["allow"] == "GET, HEAD" for a in answers)
     assert after == before
     assert read.status_code == 200 and rebound.status_code == 421
+
+
+def test_a_bad_day_or_count_gets_a_page_that_says_what_to_give(page: str) -> None:
+    with httpx.Client(trust_env=False) as http:
+        day = http.get(search_url(page, q="retire", as_of="15/11/2026"))
+        count = http.get(search_url(page, q="retire", k="0"))
+        missing = http.get(page + "/file/nowhere.md")
+
+    assert day.status_code == 400 and "give it as YYYY-MM-DD" in html.unescape(day.text)
+    assert count.status_code == 400 and "at least 1" in count.text
+    assert missing.status_code == 404 and "nowhere.md" in missing.text
 
 
 @pytest.mark.parametrize("extra", [[], ["--allow-remote"]], ids=["no-flag", "flag-without-token"])
