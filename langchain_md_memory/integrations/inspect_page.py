@@ -171,17 +171,17 @@ def create_inspect_app(mem: MarkdownMemory) -> Starlette:
     """
 
     def home(request: Request) -> Response:
-        # Stat and the index's counts only: the home page of a large memory reads no file's text
+        # The index's rows only: the home page of a large memory reads no file's text
         # (the session-context report reads MEMORY.md and today's and yesterday's logs, as the agent does).
         mem.sync()
-        chunks = mem.chunk_counts()
+        indexed = mem.indexed_files()
         rows = []
         for path in mem.list_files():
-            stamp = mem.stat(path)
-            size = stamp[1] if stamp else 0
-            modified = (dt.datetime.fromtimestamp(stamp[0] / 1e9).strftime("%Y-%m-%d %H:%M")
-                        if stamp and mem.in_folder else "-")
-            rows.append(_FileRow(path, _kind(path), size, chunks.get(path, 0), modified))
+            known = indexed.get(path)
+            stamp = (known.modified_ns, known.size) if known else mem.stat(path)  # a file the index skipped
+            rows.append(_FileRow(path, _kind(path), stamp[1] if stamp else 0, known.chunks if known else 0,
+                                 dt.datetime.fromtimestamp(stamp[0] / 1e9).strftime("%Y-%m-%d %H:%M")
+                                 if stamp else "-"))
         return _page("home.html", title="Memory", location=mem.location, files=rows,
                      status=mem.status(), context=mem.session_context_report(), link=_file_link)
 

@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..embeddings import EmbeddingClient
@@ -17,7 +18,7 @@ from ..types import iso_time
 from .indexer import Indexer, index_identity
 from .watcher import MemoryWatcher
 
-__all__ = ["chunks_per_file", "memory_status"]
+__all__ = ["IndexedFile", "indexed_files", "memory_status"]
 
 
 def memory_status(location: str, indexer: Indexer, embedder: EmbeddingClient | None,
@@ -56,6 +57,20 @@ def memory_status(location: str, indexer: Indexer, embedder: EmbeddingClient | N
     }
 
 
-def chunks_per_file(indexer: Indexer) -> dict[str, int]:
-    """How many chunks the index holds for each file, by path: the index's rows, no Markdown read."""
-    return {path: len(spans) for path, spans in indexer.index.health.chunk_spans().items()}
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    """One file as the index last saw it: its size, when it last changed, how many chunks it made."""
+
+    path: str
+    size: int
+    modified_ns: int
+    """The file's mtime (a folder) or its last write's time (PostgreSQL), in ns since the epoch."""
+    chunks: int
+
+
+def indexed_files(indexer: Indexer) -> dict[str, IndexedFile]:
+    """Every file the index holds, by path: the index's own rows, no Markdown read."""
+    spans = indexer.index.health.chunk_spans()
+    return {path: IndexedFile(path, state.size, state.mtime_ns, len(spans.get(path, ())))
+            for path, state in indexer.index.file_states().items()}
