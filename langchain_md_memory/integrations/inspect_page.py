@@ -28,7 +28,6 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -37,7 +36,7 @@ from ..errors import MemoryStoreError
 from ..files.facts import parse_provenance, provenance_day, strip_annotations
 from ..files.paths import LONG_TERM_FILE, file_kind
 from ..files.sections import PastFact, past_facts
-from ..text.tokens import index_terms, query_terms
+from ..text.tokens import heading_level, marked_terms
 from ..types import MemorySearchResult
 
 if TYPE_CHECKING:
@@ -58,9 +57,6 @@ except ImportError as exc:  # pragma: no cover - exercised by an install without
 __all__ = ["create_inspect_app"]
 
 _READING = frozenset({"GET", "HEAD"})
-_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_WORD_OR_CJK_RE = re.compile(r"([^\W_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)"
-                             r"|([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("langchain_md_memory.integrations", "inspect_templates"),
@@ -97,30 +93,6 @@ def _kind(path: str) -> str:
     """evergreen (MEMORY.md), topic (another evergreen file), daily or session."""
     kind = file_kind(path)
     return "topic" if kind == "evergreen" and path != LONG_TERM_FILE else kind
-
-
-def _marked(text: str, terms: set[str]) -> list[tuple[str, bool]]:
-    """``text`` in pieces, each with whether it holds a term the keyword search matched on.
-
-    A word is marked when its index terms (stemmed, folded: what the keyword index stores) meet the
-    query's; in a CJK run, each two characters that form a query term.
-    """
-    hot = [False] * len(text)
-    for match in _WORD_OR_CJK_RE.finditer(text):
-        if match[1] is not None:
-            if set(index_terms(match[1]).split()) & terms:
-                hot[match.start():match.end()] = [True] * len(match[0])
-            continue
-        for i in range(match.start(), match.end() - 1):
-            if text[i:i + 2] in terms:
-                hot[i:i + 2] = [True, True]
-    pieces: list[tuple[str, bool]] = []
-    for char, flag in zip(text, hot, strict=True):
-        if pieces and pieces[-1][1] == flag:
-            pieces[-1] = (pieces[-1][0] + char, flag)
-        else:
-            pieces.append((char, flag))
-    return pieces
 
 
 def _ranks(hits: list[MemorySearchResult], score: str) -> dict[str, int]:
@@ -202,9 +174,8 @@ def create_inspect_app(mem: MarkdownMemory) -> Starlette:
             return _problem(f"k={k_text!r} is not a number of results: give a whole number of at least 1",
                             400)
         ranked = mem.search_detailed(query, max_results=int(k_text) if k_text else None, as_of=as_of)
-        terms = set(query_terms(query))
         return _page("search.html", **values, ranked=ranked,
-                     marked={h.chunk_id: _marked(h.text, terms) for h in ranked.hits},
+                     marked={h.chunk_id: marked_terms(h.text, query) for h in ranked.hits},
                      keyword_rank=_ranks(ranked.hits, "keyword_score"),
                      vector_rank=_ranks(ranked.hits, "vector_score"), mmr=_mmr_outcomes(ranked.hits),
                      link=_file_link, kind=_kind)
@@ -222,9 +193,7 @@ def create_inspect_app(mem: MarkdownMemory) -> Starlette:
             raw.pop()
         lines = []
         for number, line in enumerate(raw, 1):
-            heading = _HEADING_RE.match(line)
-            lines.append(_Line(number, strip_annotations(line), parse_provenance(line),
-                               len(heading[1]) if heading else 0,
+            lines.append(_Line(number, strip_annotations(line), parse_provenance(line), heading_level(line),
                                lines_from is not None and lines_to is not None
                                and lines_from <= number <= lines_to))
         sections = [(line.number, line.heading, line.text.strip().lstrip("#").strip())
