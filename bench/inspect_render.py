@@ -1,14 +1,15 @@
 """``python -m bench.inspect_render``: how long ``md-memory inspect`` takes to render its pages.
 
-Writes a memory of ``--files`` daily logs (:func:`bench.synthetic.write_memory`, five sections a file)
-and indexes it untimed, keyword-only, so the figures are the page's own cost and not a model's. Then
-requests the home page, a search and one file ``--rounds`` times each, interleaved, in process through
-Starlette's ``TestClient`` (no socket, no browser), and reports the median and the slowest in ms.
+Writes a memory of ``--files`` files (:func:`bench.synthetic.write_memory`: ``MEMORY.md`` and daily logs of
+five sections each) and indexes it untimed, keyword-only, so the figures are the page's own cost and not a
+model's. Then requests the home page, a search and one file ``--rounds`` times each, interleaved, in
+process through Starlette's ``TestClient`` (no socket, no browser), and reports the median and the
+slowest in ms.
 
 It also counts the Markdown files each page read (the folder store's ``read_stamped``, which every read of
-a file's text goes through): the home page lists every file from a stat and the index's chunk counts, and
-reads only the session context's files (``MEMORY.md``, today's and yesterday's logs), however large the
-memory. Nothing here asserts a time.
+a file's text goes through): the home page lists every file from the index's rows (size, last change,
+chunks) and reads only the session context's files (``MEMORY.md``, today's and yesterday's logs), however
+large the memory. Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -53,9 +54,19 @@ def _reads_counted() -> Iterator[list[str]]:
         MarkdownStore.read_stamped = original  # type: ignore[method-assign]
 
 
+def _chunks_for(files: int) -> int:
+    """The chunk count that makes :func:`write_memory` write ``files`` files: ``MEMORY.md`` takes one
+    chunk in a hundred (at most 200), each daily log :data:`SECTIONS_PER_FILE`."""
+    logged = SECTIONS_PER_FILE * (files - 1)
+    chunks = logged
+    while chunks - min(200, max(1, chunks // 100)) < logged:
+        chunks += 1
+    return chunks
+
+
 def measure(files: int, rounds: int, workdir: Path) -> dict[str, Any]:
-    """Render times (ms) and files read per page for a memory of ``files`` daily logs."""
-    layout = write_memory(workdir / "memory", files * SECTIONS_PER_FILE, sections_per_file=SECTIONS_PER_FILE)
+    """Render times (ms) and files read per page for a memory of ``files`` files (``MEMORY.md``, logs)."""
+    layout = write_memory(workdir / "memory", _chunks_for(files), sections_per_file=SECTIONS_PER_FILE)
     some_file = sorted(p for p in layout.files if p != "MEMORY.md")[len(layout.files) // 2]
     pages = {"home": "/", "search": f"/search?q={QUERY}", "file": f"/file/{some_file}"}
     times: dict[str, list[float]] = {name: [] for name in pages}
@@ -90,7 +101,7 @@ def measure(files: int, rounds: int, workdir: Path) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the measurement and print a table (``--json FILE``: also the figures as JSON)."""
     parser = argparse.ArgumentParser(prog="python -m bench.inspect_render", description=__doc__)
-    parser.add_argument("--files", type=int, default=2000, help="daily logs in the memory (default 2000)")
+    parser.add_argument("--files", type=int, default=2000, help="files in the memory (default 2000)")
     parser.add_argument("--rounds", type=int, default=15, help="requests of each page (default 15)")
     parser.add_argument("--workdir", type=Path, default=None, help="where to write the memory (default: tmp)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")

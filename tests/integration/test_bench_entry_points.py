@@ -161,9 +161,9 @@ def test_inspect_render_times_each_page_and_the_home_page_reads_only_the_session
     out = tmp_path / "inspect.json"
     assert main(["--files", "60", "--rounds", "1", "--workdir", str(tmp_path), "--json", str(out)]) == 0
     result = json.loads(out.read_text(encoding="utf-8"))
-    assert result["files"] == 61
+    assert result["files"] == 60
     pages = result["pages"]
     assert set(pages) == {"home", "search", "file"}
-    # MEMORY.md, today's and yesterday's logs: what the session context shows, not the other 58 files
+    # MEMORY.md, today's and yesterday's logs: what the session context shows, not the other 57 files
     assert pages["home"]["files_read"] <= 3
     assert pages["file"]["files_read"] == 1
