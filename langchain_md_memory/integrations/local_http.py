@@ -31,9 +31,10 @@ __all__ = ["guarded", "serve_http"]
 async def _refuse(send: Any, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
                   ) -> None:
     body = message.encode()
+    kind = b"application/json" if message.startswith("{") else b"text/plain; charset=utf-8"
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                            (b"content-length", str(len(body)).encode()), *(headers or [])]})
+                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()),
+                            *(headers or [])]})
     await send({"type": "http.response.body", "body": body})
 
 

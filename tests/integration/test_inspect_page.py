@@ -8,6 +8,7 @@ pictures).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import html
 import os
@@ -45,9 +46,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def md_memory(*args: str) -> subprocess.Popen[str]:
+def md_memory(*args: str, token: str | None = None) -> subprocess.Popen[str]:
     assert MD_MEMORY is not None
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "MD_MEMORY_MCP_TOKEN")}
+    if token is not None:
+        env["MD_MEMORY_MCP_TOKEN"] = token
     return subprocess.Popen([MD_MEMORY, *args], env=env, text=True, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -65,11 +68,12 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def page(folder: Path) -> Iterator[str]:
-    """``md-memory inspect`` on the folder: the address it printed."""
+@contextlib.contextmanager
+def serving(folder: Path, *, embeddings: str = "local", token: str | None = None) -> Iterator[str]:
+    """``md-memory inspect`` on the folder until the block ends: the address it printed."""
     port = free_port()
-    proc = md_memory("--dir", str(folder), "--embeddings", "local", "inspect", "--port", str(port))
+    proc = md_memory("--dir", str(folder), "--embeddings", embeddings, "inspect", "--port", str(port),
+                     token=token)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -88,6 +92,12 @@ def page(folder: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def page(folder: Path) -> Iterator[str]:
+    with serving(folder) as address:
+        yield address
 
 
 def browse(url: str, screenshot: str | None = None, *, tmp: Path) -> str:
@@ -246,6 +256,17 @@ def test_a_bad_day_or_count_gets_a_page_that_says_what_to_give(page: str) -> Non
     assert day.status_code == 400 and "give it as YYYY-MM-DD" in html.unescape(day.text)
     assert count.status_code == 400 and "at least 1" in count.text
     assert missing.status_code == 404 and "nowhere.md" in missing.text
+
+
+def test_with_a_token_every_request_must_carry_it(folder: Path) -> None:
+    with serving(folder, embeddings="none", token="inspect-token-7") as address, \
+            httpx.Client(trust_env=False) as http:
+        without = http.get(address + "/")
+        wrong = http.get(address + "/", headers={"Authorization": "Bearer nope"})
+        right = http.get(address + "/", headers={"Authorization": "Bearer inspect-token-7"})
+
+    assert (without.status_code, wrong.status_code, right.status_code) == (401, 401, 200)
+    assert "MEMORY.md" in right.text and "MEMORY.md" not in without.text
 
 
 @pytest.mark.parametrize("extra", [[], ["--allow-remote"]], ids=["no-flag", "flag-without-token"])
