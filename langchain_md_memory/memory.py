@@ -33,7 +33,7 @@ from .index.sqlite.folder import open_folder
 from .search.pipeline import RankedResults
 from .search.searcher import Searcher, Source
 from .sync.indexer import Indexer, SyncStats
-from .sync.status import memory_status
+from .sync.status import IndexedFile, indexed_files, memory_status
 from .sync.verify import VerifyReport, verify_index
 from .sync.watcher import MemoryWatcher
 from .types import MemorySearchResult, ProgressCallback
@@ -255,6 +255,10 @@ class MarkdownMemory:
         indexes or embeds, so it answers at once; :meth:`sync` does the work it shows is left."""
         return memory_status(self.location, self._indexer, self.embedder, self._watcher,
                              self._searcher.sync_error)
+
+    def indexed_files(self) -> dict[str, IndexedFile]:
+        """Each file the index holds, by path: size, last change, chunks (the index's rows, no Markdown)."""
+        return indexed_files(self._indexer)
 
     @property
     def watching(self) -> bool:

@@ -1,6 +1,6 @@
 """Smoke test of the installed wheel, run by .ci/run from a folder outside the checkout.
 
-Uses only what `pip install "langchain-md-memory[local,mcp]"` installed: the package, its bundled
+Uses only what `pip install "langchain-md-memory[local,mcp,inspect]"` installed: the package, its bundled
 model and dictionary, the `md-memory` script beside this Python. Exits non-zero on the first failure.
 """
 
@@ -78,6 +78,15 @@ def main() -> None:
         names, found = asyncio.run(over_mcp(folder))
         check(names == ["memory_search", "memory_get", "memory_update"], "md-memory mcp lists its tools")
         check("index funds" in found, "md-memory mcp answers memory_search")
+
+        from starlette.testclient import TestClient
+
+        from langchain_md_memory.integrations.inspect_page import create_inspect_app
+
+        with MarkdownMemory(folder, embeddings="none") as mem:
+            home = TestClient(create_inspect_app(mem)).get("/")
+        check(home.status_code == 200 and "index funds" not in home.text and "MEMORY.md" in home.text,
+              "the inspect page renders with the templates the wheel ships")
 
 
 if __name__ == "__main__":

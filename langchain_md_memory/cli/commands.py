@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO, progress: ProgressCa
                                           config=config, progress=progress, pool_max_size=2)
     else:  # the watcher syncs on its own thread while this one prints, a server runs unseen: no bar there
         opened = MarkdownMemory(args.dir, embeddings=args.embeddings, config=config,
-                            progress=None if args.command in ("watch", "mcp") else progress)
+                            progress=None if args.command in ("watch", "mcp", "inspect") else progress)
     with opened as mem:
         return _COMMANDS[args.command](mem, args, out, err)
 
@@ -379,6 +379,24 @@ def _mcp(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO
     return 0
 
 
+def _inspect(mem: MarkdownMemory, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import os
+
+    from ..integrations.inspect_page import create_inspect_app
+    from ..integrations.local_http import serve_http
+    from ..integrations.mcp_bind import DEFAULT_HOST, DEFAULT_INSPECT_PORT, TOKEN_ENV
+
+    host = args.host or DEFAULT_HOST
+    port = DEFAULT_INSPECT_PORT if args.port is None else args.port
+    app = create_inspect_app(mem)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"md-memory: inspect {mem.location} at http://{shown}:{port}/ (read-only); Ctrl-C to stop",
+          file=out, flush=True)
+    serve_http(app, host=host, port=port, token=os.environ.get(TOKEN_ENV) or None,
+               allow_remote=args.allow_remote)
+    return 0
+
+
 def _existing(folder: str) -> str:
     if not Path(folder).expanduser().is_dir():
         raise MemoryInputError(f"no memory folder at {folder} to migrate from")
@@ -404,4 +422,5 @@ _COMMANDS: dict[str, Command] = {
     "push": _push,
     "migrate": _migrate,
     "mcp": _mcp,
+    "inspect": _inspect,
 }

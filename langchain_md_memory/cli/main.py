@@ -96,8 +96,8 @@ def _cli_message(exc: Exception) -> str:
 
 def _check(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments before anything is opened, if anything."""
-    if args.command == "mcp":
-        problem = _check_mcp(args)
+    if args.command in ("mcp", "inspect"):
+        problem = _check_mcp(args) if args.command == "mcp" else _check_bind(args)
         if problem is not None:
             return problem
     if args.postgres is not None:
@@ -132,14 +132,17 @@ def _check_postgres(args: argparse.Namespace) -> str | None:
 
 
 def _check_mcp(args: argparse.Namespace) -> str | None:
-    from ..integrations.mcp_bind import TOKEN_ENV, bind_problem
-
     if not args.http and (args.host is not None or args.port is not None or args.allow_remote):
         return "--host, --port and --allow-remote apply to --http; stdio needs none of them"
+    return _check_bind(args) if args.http else None
+
+
+def _check_bind(args: argparse.Namespace) -> str | None:
+    """Whether a server (``mcp --http``, ``inspect``) may listen where ``--host`` and ``--port`` say."""
+    from ..integrations.mcp_bind import TOKEN_ENV, bind_problem
+
     if args.port is not None and not 0 <= args.port <= 65535:
         return f"--port must be between 0 and 65535, got {args.port}"
-    if not args.http:
-        return None
     return bind_problem(args.host or "127.0.0.1", token=os.environ.get(TOKEN_ENV) or None,
                         allow_remote=args.allow_remote)
 

@@ -13,7 +13,7 @@ import sys
 from typing import Any, NoReturn
 
 from .. import __version__
-from ..integrations.mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV
+from ..integrations.mcp_bind import DEFAULT_HOST, DEFAULT_INSPECT_PORT, DEFAULT_PORT, TOKEN_ENV
 
 __all__ = [
     "DIR_ENV",
@@ -176,4 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--allow-remote", action="store_true",
                      help=f"allow a --host that is not loopback; then ${TOKEN_ENV} must hold a bearer token, "
                           "which every request must send")
+
+    inspect = command("inspect", "serve a read-only page to read the memory in a browser: its files, "
+                                 "searches with every score, a file's History, the session context "
+                                 "(needs the 'inspect' extra)")
+    inspect.add_argument("--host", default=None,
+                         help=f"address to bind (default {DEFAULT_HOST}; any other needs --allow-remote)")
+    inspect.add_argument("--port", type=int, default=None, help=f"port (default {DEFAULT_INSPECT_PORT})")
+    inspect.add_argument("--allow-remote", action="store_true",
+                         help=f"allow a --host that is not loopback; then ${TOKEN_ENV} must hold a bearer "
+                              "token, which every request must send")
     return parser

@@ -1,4 +1,5 @@
-"""Where the MCP server may listen: loopback freely, any other address only on purpose and with a token.
+"""Where a server of the memory (``md-memory mcp --http``, ``md-memory inspect``) may listen: loopback
+freely, any other address only on purpose and with a token.
 
 Standard library only, so ``md-memory mcp`` checks its options before the MCP SDK is imported.
 
@@ -15,10 +16,13 @@ from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TOKEN_ENV", "bind_problem", "is_loopback", "loopback_names"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_INSPECT_PORT", "DEFAULT_PORT", "TOKEN_ENV", "allowed_hosts",
+           "allowed_origins", "bind_problem", "is_loopback", "loopback_names"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_INSPECT_PORT = 8001
+"""``md-memory inspect``'s port, beside ``md-memory mcp --http``'s, so both can run at once."""
 TOKEN_ENV = "MD_MEMORY_MCP_TOKEN"
 """The environment variable holding the HTTP bearer token (never an argument: ``ps`` shows those)."""
 
@@ -54,6 +58,16 @@ def loopback_names(host: str) -> list[str]:
         forms = [bare, bare.lower()]
     names += [f"[{form}]" if ":" in form else form for form in forms]
     return list(dict.fromkeys(names))
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """The ``Host`` headers a server on loopback ``host`` accepts: its names, bare or with a port (``:*``)."""
+    return [form for name in loopback_names(host) for form in (name, f"{name}:*")]
+
+
+def allowed_origins(host: str) -> list[str]:
+    """The ``Origin`` headers a server on loopback ``host`` accepts: its own pages', with any port."""
+    return [form for name in loopback_names(host) for form in (f"http://{name}", f"http://{name}:*")]
 
 
 def bind_problem(host: str, *, token: str | None, allow_remote: bool) -> str | None:

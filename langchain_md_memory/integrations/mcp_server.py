@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import hmac
 import json
 import logging
 import os
@@ -59,7 +58,8 @@ from pydantic import AnyUrl, ConfigDict
 
 from ..errors import MemoryPathError, MemoryStoreError
 from ..prompts import DEFAULT_PROMPTS, MemoryPrompts
-from .mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV, bind_problem, is_loopback, loopback_names
+from .local_http import serve_http
+from .mcp_bind import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV, allowed_hosts, allowed_origins, is_loopback
 from .tools import PROGRESS_EVENT, _for_the_model, create_memory_tools
 
 if TYPE_CHECKING:
@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 
 try:
     import anyio
-    import uvicorn
     from mcp.server.fastmcp import Context, FastMCP
     from mcp.server.fastmcp.tools import Tool
     from mcp.server.fastmcp.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -283,40 +282,14 @@ def _rebinding_guard(host: str) -> TransportSecuritySettings | None:
 
     The SDK turns the check on for the exact strings ``127.0.0.1``, ``localhost`` and ``::1`` only;
     every other loopback spelling (``127.0.0.2``, ``LOCALHOST``) needs it as much. Off the loopback
-    the bearer token guards the server: the names it is reached by are not known here.
+    the bearer token guards the server: the names it is reached by are not known here. :func:`serve`
+    puts every request through the same names first (:func:`.local_http.guarded`); this keeps a server
+    run by the SDK's own ``run()`` as guarded.
     """
     if not is_loopback(host):
         return None
-    names = loopback_names(host)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[form for name in names for form in (name, f"{name}:*")],
-        allowed_origins=[form for name in names for form in (f"http://{name}", f"http://{name}:*")],
-    )
-
-
-class _BearerGuard:
-    """ASGI middleware refusing every HTTP request without ``Authorization: Bearer <token>`` (401).
-
-    The scheme is matched in any case (``bearer``, ``BEARER``): RFC 7235 makes it case-insensitive.
-    """
-
-    def __init__(self, app: Any, token: str) -> None:
-        self.app = app
-        self.expected = token.encode()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            scheme, _, given = dict(scope.get("headers") or ()).get(b"authorization", b"").partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(b" "), self.expected):
-                body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b"Bearer"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts(host),
+                                     allowed_origins=allowed_origins(host))
 
 
 async def _serve_stdio(server: FastMCP[Any]) -> None:
@@ -341,14 +314,8 @@ def serve(server: FastMCP[Any], *, http: bool = False, token: str | None = None,
     if not http:
         anyio.run(_serve_stdio, server)
         return
-    host, port = server.settings.host, server.settings.port
-    problem = bind_problem(host, token=token, allow_remote=allow_remote)
-    if problem is not None:
-        raise ValueError(problem)
-    app = server.streamable_http_app()
-    config = uvicorn.Config(_BearerGuard(app, token) if token else app, host=host, port=port,
-                            log_level="warning")
-    asyncio.run(uvicorn.Server(config).serve())
+    serve_http(server.streamable_http_app(), host=server.settings.host, port=server.settings.port,
+               token=token, allow_remote=allow_remote)
 
 
 class _ClientGone(logging.Filter):

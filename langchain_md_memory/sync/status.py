@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..embeddings import EmbeddingClient, EmbeddingIdentity
@@ -24,7 +25,7 @@ from .embedding import space_identity
 from .indexer import Indexer, over_max_file_bytes
 from .watcher import MemoryWatcher
 
-__all__ = ["memory_status"]
+__all__ = ["IndexedFile", "indexed_files", "memory_status"]
 
 
 def memory_status(location: str, indexer: Indexer, embedder: EmbeddingClient | None,
@@ -77,3 +78,21 @@ def _made_by(embedder: EmbeddingClient, stored: str) -> bool:
     if not dim.isdigit():
         return False
     return space_identity(EmbeddingIdentity(embedder.provider, embedder.model, int(dim))) == stored
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    """One file as the index last saw it: its size, when it last changed, how many chunks it made."""
+
+    path: str
+    size: int
+    modified_ns: int
+    """The file's mtime (a folder) or its last write's time (PostgreSQL), in ns since the epoch."""
+    chunks: int
+
+
+def indexed_files(indexer: Indexer) -> dict[str, IndexedFile]:
+    """Every file the index holds, by path: the index's own rows, no Markdown read."""
+    spans = indexer.index.health.chunk_spans()
+    return {path: IndexedFile(path, state.size, state.mtime_ns, len(spans.get(path, ())))
+            for path, state in indexer.index.file_states().items()}

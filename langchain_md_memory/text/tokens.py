@@ -45,6 +45,7 @@ __all__ = [
     "heading_level",
     "index_terms",
     "keep_token_sets",
+    "marked_terms",
     "match_expression",
     "normalize_text",
     "query_term_forms",
@@ -190,6 +191,39 @@ def query_term_forms(query: str) -> dict[str, str]:
     for term, token in zip(_stemmed(tokens), tokens, strict=True):
         forms.setdefault(term, token)
     return forms
+
+
+def marked_terms(text: str, query: str) -> list[tuple[str, bool]]:
+    """``text`` in pieces, each with whether it holds a term of ``query`` as the keyword index matches it.
+
+    A word is marked when its term (folded, stemmed) is one of :func:`query_terms`; in a CJK run, each
+    two characters that form one (and a character that is a one-character query term). The pieces
+    joined give ``text`` back.
+
+    Example:
+        .. code-block:: python
+
+            assert marked_terms("Position limits", "limit") == [("Position ", False), ("limits", True)]
+    """
+    terms = set(query_terms(query))
+    hot = [False] * len(text)
+    for match in _TOKEN_RE.finditer(text):
+        start, end = match.span()
+        if match[1] is not None:
+            if set(index_terms(match[1]).split()) & terms:
+                hot[start:end] = [True] * (end - start)
+            continue
+        for i in range(start, end):
+            for width in (2, 1):
+                if i + width <= end and text[i:i + width] in terms:
+                    hot[i:i + width] = [True] * width
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for i in range(1, len(text) + 1):
+        if i == len(text) or hot[i] != hot[at]:
+            pieces.append((text[at:i], hot[at]))
+            at = i
+    return pieces
 
 
 def match_expression(terms: Sequence[str]) -> str:

@@ -165,3 +165,18 @@ def test_the_latent_probe_wraps_the_quality_harness(tmp_path: Path, monkeypatch:
     assert main(["--cache", str(tmp_path / "codes.npz"), "--", "--embeddings", "none", "--limit", "2",
                  "--configs", "default", "--out", str(tmp_path / "q.md"), "--json", str(out)]) == 0
     assert "dev" in json.loads(out.read_text(encoding="utf-8"))["datasets"]
+
+
+def test_inspect_render_times_each_page_and_the_home_page_reads_only_the_session_context(
+        tmp_path: Path) -> None:
+    from bench.inspect_render import main
+
+    out = tmp_path / "inspect.json"
+    assert main(["--files", "60", "--rounds", "1", "--workdir", str(tmp_path), "--json", str(out)]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["files"] == 60
+    pages = result["pages"]
+    assert set(pages) == {"home", "search", "file"}
+    # MEMORY.md, today's and yesterday's logs: what the session context shows, not the other 57 files
+    assert pages["home"]["files_read"] <= 3
+    assert pages["file"]["files_read"] == 1

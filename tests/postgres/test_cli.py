@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -142,3 +143,26 @@ def test_no_cli_command_reaches_another_tenants_text(pg_url: str, tenant: str, t
     assert code == 2 and "pulled from" in err
     code, out, _ = run(*alice, "get", "plans.md")
     assert out == "- alice's secret plan: buy the blue house\n"
+
+
+def test_the_inspect_page_reads_a_tenants_memory(pg_memory, tenant: str):
+    """What ``md-memory --postgres URL --tenant T inspect`` serves: the same pages as for a folder."""
+    import datetime as dt
+
+    from starlette.testclient import TestClient
+
+    from langchain_md_memory.integrations.inspect_page import create_inspect_app
+
+    pg_memory.append("- Retire at 65")
+    assert pg_memory.supersede("Retire at 65", "Retire at 67", today=dt.date(2026, 12, 3))
+    page = TestClient(create_inspect_app(pg_memory))
+
+    home = page.get("/")
+    found = page.get("/search", params={"q": "retire"})
+    file = page.get("/file/MEMORY.md")
+    assert home.status_code == 200 and tenant in home.text
+    row = r'MEMORY.md</a></td><td><span class="tag">evergreen</span></td>\s*<td class="num">\d+</td>'
+    assert re.search(row + r'<td class="num">1</td><td>\d{4}-\d\d-\d\d', home.text)
+    assert found.status_code == 200 and "MEMORY.md#L1-L1" in found.text
+    assert "<mark>Retire</mark>" in found.text
+    assert 'class="until">2026-12-03<' in file.text and "Retire at 67" in file.text

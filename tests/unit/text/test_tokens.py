@@ -1,4 +1,5 @@
 from langchain_md_memory.text import estimate_tokens, index_terms, match_expression, query_terms, token_set
+from langchain_md_memory.text.tokens import marked_terms
 from tests.support.reference_chunking import reference_stem
 
 
@@ -118,3 +119,15 @@ def test_heading_level_reads_atx_headings_only() -> None:
 
     assert [heading_level(x) for x in ("# A", "  ### B", "######", "####### seven", "#tag", "- # no")] == [
         1, 3, 6, 0, 0, 0]
+
+
+def test_marked_terms_marks_the_words_and_cjk_terms_the_keyword_search_matched():
+    text = "- 单只个股不超过总仓位 5%; position limits apply"
+    pieces = marked_terms(text, "单只个股 仓位上限 limit")
+    assert "".join(piece for piece, _ in pieces) == text
+    assert [piece for piece, hot in pieces if hot] == ["单只个股", "仓位", "limits"]  # stem and bigrams
+
+
+def test_marked_terms_leaves_text_without_a_query_term_unmarked():
+    assert marked_terms("Retire at 60", "bond ladder") == [("Retire at 60", False)]
+    assert marked_terms("", "bond") == []
