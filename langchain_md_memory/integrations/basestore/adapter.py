@@ -13,10 +13,14 @@ A search with a ``query`` behaves as LangGraph's ``InMemoryStore`` and ``Postgre
 every item under the prefix that passes the filter, by cosine similarity to the query (``score``;
 see :mod:`.query`), up to ``limit``, unscored ones last with ``score=None``.
 
-TTLs behave as in LangGraph's ``SqliteStore``: ``put(..., ttl=minutes)`` (or the ``TTLConfig``'s
-``default_ttl``) writes the expiry after the item's line (:mod:`.expiry`); ``refresh_ttl`` reads push
-it on; an expired item is returned until :meth:`MarkdownBaseStore.sweep_ttl` (or the sweeper thread)
-deletes it, unless the ``TTLConfig`` sets ``omit_expired``.
+TTLs behave as in LangGraph's ``SqliteStore``, with every read omitting what has expired:
+``put(..., ttl=minutes)`` (or the ``TTLConfig``'s ``default_ttl``) writes the expiry after the item's
+line (:mod:`.expiry`); a read pushes it on when it asks to (``refresh_ttl``, by default) and the config
+sets ``refresh_on_read``; an item past its expiry is never returned by ``get``, ``search`` or
+``list_namespaces`` (``omit_expired`` always on: a store served to many graphs must not hand out what a
+sweep has not reached yet), and :meth:`MarkdownBaseStore.sweep_ttl` (or the sweeper thread) deletes it
+from the Markdown. :class:`AsyncMarkdownBaseStore` is the same store with the TTL calls awaitable, as
+``AsyncSqliteStore`` has them.
 
 Example:
     .. code-block:: python
@@ -80,7 +84,7 @@ from .sweeper import Sweeper
 if TYPE_CHECKING:
     from ...memory import MarkdownMemory
 
-__all__ = ["NAMESPACE_FILE", "MarkdownBaseStore", "unindexed_file_name"]
+__all__ = ["NAMESPACE_FILE", "AsyncMarkdownBaseStore", "MarkdownBaseStore", "unindexed_file_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +104,9 @@ class MarkdownBaseStore(BaseStore):
             ``.md`` name, so it is indexed and searchable); ``index=False``
             items go to its hidden sibling, see :func:`unindexed_file_name`.
         ttl: LangGraph's ``TTLConfig`` (``default_ttl`` and ``sweep_interval_minutes`` in
-            minutes, ``refresh_on_read``, ``omit_expired``); ``None``: items expire only when
-            put with a ``ttl``, and :meth:`start_ttl_sweeper` does nothing, as in ``SqliteStore``.
+            minutes, ``refresh_on_read``; expired items are omitted whatever ``omit_expired``
+            says); ``None``: items expire only when put with a ``ttl``, reads never refresh them,
+            and :meth:`start_ttl_sweeper` does nothing, as in ``SqliteStore``.
         clock: returns the current time (timezone-aware), for timestamps and expiries; the
             system clock by default (tests and replays pass their own).
         index: ``{"fields": [...]}``, the paths whose text a query is compared with (LangGraph's
@@ -143,7 +148,7 @@ class MarkdownBaseStore(BaseStore):
         self._files = NamespaceFiles(memory, file_name, unindexed_file_name(file_name))
         self.ttl_config = ttl
         self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
-        self._sweeper = Sweeper(self.sweep_ttl)
+        self._sweeper = Sweeper(self._sweep_expired)
         self._fields = store_fields(index)
         self._coalescer = Coalescer(lambda ops: asyncio.to_thread(self.batch, ops))
 
@@ -224,7 +229,7 @@ class MarkdownBaseStore(BaseStore):
         found = find_item(op.key, *self._files.read_namespace(op.namespace))
         if found is None or self._omitted(found):
             return None
-        if op.refresh_ttl:
+        if self._refreshes(op.refresh_ttl):
             self._refresh([(op.namespace, found)])
         return to_item(op.namespace, found)
 
@@ -283,7 +288,7 @@ class MarkdownBaseStore(BaseStore):
             ]
             ranked.sort(key=lambda scored: scored[0][1].updated_at, reverse=True)
         page = ranked[op.offset : op.offset + op.limit]
-        if op.refresh_ttl:
+        if self._refreshes(op.refresh_ttl):
             self._refresh([found for found, _, _ in page])
         return [to_search_item(to_item(*found), score, hybrid) for found, score, hybrid in page]
 
@@ -322,6 +327,10 @@ class MarkdownBaseStore(BaseStore):
         Each namespace is read and rewritten under the memory's lock, so an item put again
         meanwhile (with a new expiry) is never deleted.
         """
+        return self._sweep_expired()
+
+    def _sweep_expired(self) -> int:
+        """The sweep itself, for :meth:`sweep_ttl`, its async twin and the sweeper thread."""
         swept = 0
         for namespace in self._files.namespaces(()):
             with self._memory.locked():
@@ -335,7 +344,7 @@ class MarkdownBaseStore(BaseStore):
 
     async def asweep_ttl(self) -> int:
         """Async twin of :meth:`sweep_ttl`."""
-        return await asyncio.to_thread(self.sweep_ttl)
+        return await asyncio.to_thread(self._sweep_expired)
 
     def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None
@@ -360,9 +369,16 @@ class MarkdownBaseStore(BaseStore):
             sweeper.stop(timeout=0.1)
 
     def _omitted(self, stored: StoredItem) -> bool:
-        """True when reads leave ``stored`` out: it has expired and the config sets ``omit_expired``."""
-        return bool(self.ttl_config and self.ttl_config.get("omit_expired")) and \
-            stored.expiry is not None and stored.expiry.passed(self._clock())
+        """True when reads leave ``stored`` out: it has expired, swept or not."""
+        return stored.expiry is not None and stored.expiry.passed(self._clock())
+
+    def _refreshes(self, asked: bool) -> bool:
+        """Whether a read that ``asked`` (its ``refresh_ttl``) pushes expiries on.
+
+        As ``SqliteStore`` decides: only when the config sets ``refresh_on_read``; ``BaseStore``
+        turns an unset ``refresh_ttl`` into True, so without the config's word no read refreshes.
+        """
+        return asked and bool(self.ttl_config and self.ttl_config.get("refresh_on_read", False))
 
     def _refresh(self, found: Sequence[_Found]) -> None:
         """Push the expiry of each item in ``found`` that has a TTL to now plus its TTL (a read's refresh)."""
@@ -388,3 +404,42 @@ class MarkdownBaseStore(BaseStore):
 
     def __repr__(self) -> str:
         return f"MarkdownBaseStore({self._memory.location!r}, file_name={self._files.file_name!r})"
+
+
+class AsyncMarkdownBaseStore(MarkdownBaseStore):
+    """:class:`MarkdownBaseStore` with its TTL calls awaitable, as ``AsyncSqliteStore`` has them.
+
+    ``await store.sweep_ttl()``, ``await store.start_ttl_sweeper()`` (an awaitable that ends when the
+    sweeper stops; cancelling it stops the sweeper) and ``await store.stop_ttl_sweeper()``: code
+    written for LangGraph's async stores runs unchanged. Every other method is the same store's
+    (``aget``, ``aput``, ... and their sync forms). :func:`langchain_md_memory.langgraph.generate_store`
+    yields one.
+
+    Example:
+        .. code-block:: python
+
+            store = AsyncMarkdownBaseStore(mem, ttl={"sweep_interval_minutes": 5})
+            await store.start_ttl_sweeper()
+            ...
+            await store.stop_ttl_sweeper()
+    """
+
+    __slots__ = ()
+
+    # The async signatures are LangGraph's async stores'; the sync ones stay on MarkdownBaseStore.
+    async def sweep_ttl(self) -> int:  # type: ignore[override]
+        """Delete every expired item (see :meth:`MarkdownBaseStore.sweep_ttl`); returns how many."""
+        return await asyncio.to_thread(self._sweep_expired)
+
+    async def start_ttl_sweeper(  # type: ignore[override]
+        self, sweep_interval_minutes: float | None = None
+    ) -> asyncio.Future[None]:
+        """Start the sweeper thread (see :meth:`MarkdownBaseStore.start_ttl_sweeper`).
+
+        Returns an awaitable that ends when the sweeper stops; cancelling it stops the sweeper.
+        """
+        return asyncio.wrap_future(super().start_ttl_sweeper(sweep_interval_minutes))
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:  # type: ignore[override]
+        """Stop the sweeper thread; True when it stopped (or never ran), False when ``timeout`` came first."""
+        return await asyncio.to_thread(self._sweeper.stop, timeout)
