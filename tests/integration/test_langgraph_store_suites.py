@@ -182,7 +182,7 @@ def test_langgraph_store_suites_pass_against_our_store(sdists: dict[str, Path], 
     running = [(suite, start_suite(extract(sdists[suite.package], suite, tmp_path), suite))
                for suite in SUITES]
     outputs = [(suite, proc.communicate(timeout=540)[0]) for suite, proc in running]
+    counts = {suite.package: outcome_counts(output) for suite, output in outputs}
+    print(counts)
     for suite, output in outputs:
-        counts = outcome_counts(output)
-        print(f"{suite.package}: {counts}")
-        assert counts == suite.expected, f"{suite.package}:\n{output[-8000:]}"
+        assert counts[suite.package] == suite.expected, f"{suite.package}: {counts}\n{output[-8000:]}"

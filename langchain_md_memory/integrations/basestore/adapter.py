@@ -9,9 +9,10 @@ query and ``list_namespaces``, and by a person). A put that changes an item's ``
 locked operation, new copy first; reads prefer ``store.md`` should a crash leave it in both. Every read
 parses the current files, so a hand edit is seen by the next ``get``.
 
-A search with a ``query`` behaves as LangGraph's ``InMemoryStore`` and ``PostgresStore`` do:
-every item under the prefix that passes the filter, by cosine similarity to the query (``score``;
-see :mod:`.query`), up to ``limit``, unscored ones last with ``score=None``.
+A search with a ``query`` returns, as LangGraph's ``InMemoryStore`` and ``PostgresStore`` do, every
+item under the prefix that passes the filter, the most relevant first, up to ``limit``, unscored ones
+last with ``score=None``; it ranks as ``mem.search`` does (hybrid), or by cosine similarity over the
+index fields a store or a put chose (see :meth:`MarkdownBaseStore._query_search` and :mod:`.query`).
 
 TTLs behave as in LangGraph's ``SqliteStore``, with every read omitting what has expired:
 ``put(..., ttl=minutes)`` (or the ``TTLConfig``'s ``default_ttl``) writes the expiry after the item's
@@ -77,7 +78,15 @@ from .items import (
     validate_op,
 )
 from .namespaces import NAMESPACE_FILE, unindexed_file_name
-from .query import Ident, index_config, query_scores, rank_items, similarities, store_fields
+from .query import (
+    DEFAULT_FIELDS,
+    Ident,
+    index_config,
+    query_scores,
+    rank_items,
+    similarities,
+    store_fields,
+)
 from .sections import StoredItem, check_key, namespace_preamble
 from .sweeper import Sweeper
 
@@ -293,13 +302,18 @@ class MarkdownBaseStore(BaseStore):
         return [to_search_item(to_item(*found), score, hybrid) for found, score, hybrid in page]
 
     def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[_Scored]:
-        """Every item under ``prefix`` passing the filter: the most similar to the query first.
+        """Every item under ``prefix`` passing the filter: the most relevant to the query first.
 
-        As in LangGraph's stores, ``score`` is the cosine similarity of query and item, and the query
-        ranks without cutting: no ``min_score``, no MMR. In a keyword-only memory (or while the
-        embeddings are down) the memory's hybrid score ranks instead. Items nothing scored (no recall
-        path found them, or put with ``index=False``) follow, newest first, with ``score=None``;
-        each result's ``hybrid_score`` is the memory's own ranking (:class:`.items.MemorySearchItem`).
+        The memory's own hybrid ranking (vector and keyword evidence, as ``mem.search`` ranks; without
+        cutting: no ``min_score``, no MMR) ranks and is the ``score``, LangGraph's "relevance/similarity
+        score", when every candidate is embedded whole (index fields ``["$"]``, the default): the
+        memory's index holds each item's whole section, so it answers for exactly that. When the store
+        or a put chose other fields, the index cannot see them: the cosine similarity of the query and
+        the texts those fields select ranks instead, as in LangGraph's stores (and the hybrid score
+        ranks in a keyword-only memory, or while the embeddings are down). Items nothing scored (no
+        recall path found them, or put with ``index=False``) follow, newest first, with
+        ``score=None``; each result's ``hybrid_score`` is the memory's own score
+        (:class:`.items.MemorySearchItem`).
         """
         assert op.query is not None
         candidates: dict[Ident, _Found] = {}
@@ -313,8 +327,10 @@ class MarkdownBaseStore(BaseStore):
                     if stored.key in searchable:
                         indexed[namespace, stored.key] = stored
         hybrid = query_scores(self._files, op.query, prefix, set(indexed), want=op.offset + op.limit)
-        similar = similarities(self._memory, op.query, {
-            ident: (stored.value, stored.fields or self._fields) for ident, stored in indexed.items()})
+        fields = {ident: stored.fields or self._fields for ident, stored in indexed.items()}
+        whole = all(chosen == DEFAULT_FIELDS for chosen in fields.values())
+        similar = None if whole else similarities(self._memory, op.query, {
+            ident: (stored.value, fields[ident]) for ident, stored in indexed.items()})
         newest = sorted(candidates, key=lambda ident: candidates[ident][1].updated_at, reverse=True)
         ranked = rank_items(similar, hybrid, newest)
         return [(candidates[ident], score, mine) for ident, score, mine in ranked]
