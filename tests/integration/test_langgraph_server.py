@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from langchain_md_memory import MarkdownMemory
-from langchain_md_memory.errors import MemoryInputError
+from langchain_md_memory.errors import MemoryInputError, MemoryStoreError
 from langchain_md_memory.langgraph import AsyncMarkdownBaseStore, generate_store
 
 SERVER_START_S = 90.0
@@ -189,6 +189,18 @@ async def test_a_missing_or_wrong_setting_fails_naming_it(
         async with generate_store():
             pass
     assert not (tmp_path / "memory").exists()
+
+
+@pytest.mark.usefixtures("no_store_env")
+async def test_a_folder_that_cannot_be_opened_fails_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "notes.txt").write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("MD_MEMORY_DIR", str(tmp_path / "notes.txt"))
+    monkeypatch.setenv("MD_MEMORY_EMBEDDINGS", "none")
+    with pytest.raises(MemoryStoreError, match=r"MD_MEMORY_DIR=.*not a directory"):
+        async with generate_store():
+            pass
 
 
 @pytest.fixture
