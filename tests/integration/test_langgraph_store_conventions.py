@@ -1,8 +1,8 @@
 """The conventions LangGraph users rely on, as ``InMemoryStore`` and ``PostgresStore`` keep them.
 
 Concurrent async calls run as one deduplicated batch; ``index_config`` names what embeds the items;
-a query's ``score`` is the plain cosine similarity of query and item (the memory's own ranking stays
-on ``hybrid_score``); ``fields`` (store-wide or per put) choose what a query is compared with.
+a query ranks and scores as the memory's own search (hybrid), or by the cosine similarity over the
+``fields`` a store or a put chose (the memory's own score stays on ``hybrid_score``).
 """
 
 from __future__ import annotations
@@ -144,8 +144,30 @@ def test_a_store_refuses_index_settings_it_cannot_honour(mem: MarkdownMemory, in
 # -- scores -----------------------------------------------------------------------------------
 
 
-def test_query_score_is_the_cosine_of_query_and_value(store: MarkdownBaseStore,
-                                                      embeddings: CountingEmbeddings) -> None:
+def test_a_query_ranks_and_scores_as_the_memorys_own_search(store: MarkdownBaseStore,
+                                                            embeddings: CountingEmbeddings) -> None:
+    values = {"tea": {"content": "green tea in the morning"},
+              "bike": {"content": "cycles to work on tuesdays"},
+              "garden": {"content": "a green garden with tea roses"}}
+    for key, value in values.items():
+        store.put(NS, key, value)
+
+    hits = store.search(NS, query="green tea")
+
+    assert hits[0].key == "tea"
+    assert all(isinstance(hit, MemorySearchItem) and hit.score == hit.hybrid_score for hit in hits)
+    scored = [hit.score for hit in hits if hit.score is not None]
+    assert scored == sorted(scored, reverse=True) and len(scored) >= 2
+    # Not the bare cosine: the keyword evidence counts too.
+    probe = embeddings
+    bare = cosine(probe.embed_query("green tea"), probe.embed_documents(
+        [json.dumps(values["tea"], sort_keys=True, ensure_ascii=False)])[0])
+    assert hits[0].score != pytest.approx(bare, abs=1e-5)
+
+
+def test_with_chosen_fields_the_score_is_the_cosine_over_them(mem: MarkdownMemory,
+                                                              embeddings: CountingEmbeddings) -> None:
+    store = mem.as_store(index={"fields": ["text"]})
     values = {"tea": {"text": "green tea in the morning"}, "bike": {"text": "cycles to work on tuesdays"}}
     for key, value in values.items():
         store.put(NS, key, value)
@@ -154,20 +176,13 @@ def test_query_score_is_the_cosine_of_query_and_value(store: MarkdownBaseStore,
     hits = store.search(NS, query=query)
 
     probe = embeddings  # its character projections are drawn on first sight: ask the same instance
-
-    expected = {key: cosine(probe.embed_query(query), probe.embed_documents(
-        [json.dumps(value, sort_keys=True, ensure_ascii=False)])[0]) for key, value in values.items()}
+    expected = {key: cosine(probe.embed_query(query), probe.embed_documents([value["text"]])[0])
+                for key, value in values.items()}
     assert [hit.key for hit in hits] == sorted(expected, key=lambda key: -expected[key])
     for hit in hits:
         assert hit.score == pytest.approx(max(expected[hit.key], 0.0), abs=1e-5)
-
-
-def test_the_memorys_own_ranking_stays_on_hybrid_score(store: MarkdownBaseStore) -> None:
-    store.put(NS, "tea", {"content": "green tea in the morning"})
-    [hit] = store.search(NS, query="green tea")
-    assert isinstance(hit, MemorySearchItem)
-    assert hit.hybrid_score is not None and hit.hybrid_score != hit.score
-    assert "hybrid_score" not in hit.dict()  # the item serialises as LangGraph's SearchItem does
+        assert isinstance(hit, MemorySearchItem) and hit.hybrid_score != hit.score  # the memory's own stays
+    assert "hybrid_score" not in hits[0].dict()  # the item serialises as LangGraph's SearchItem does
 
 
 def test_a_keyword_only_store_scores_by_the_memorys_ranking(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""MarkdownBaseStore TTLs: the same script of calls gives the same results as LangGraph's SqliteStore.
+"""MarkdownBaseStore TTLs: the same script of calls gives LangGraph's SqliteStore's results, expired items
+omitted from reads as ``omit_expired`` has them.
 
 LangGraph's ``InMemoryStore`` has no TTL support in the langgraph installed here; its
 ``SqliteStore`` (``langgraph-checkpoint-sqlite``) does, so it is the reference. Both stores run
@@ -10,6 +11,7 @@ timing margins: ours takes it as ``clock=``; ``SqliteStore`` reads the time from
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import sqlite3
 import time
@@ -25,7 +27,12 @@ from langgraph.store.sqlite import base as sqlite_store_module
 
 from langchain_md_memory import MarkdownMemory
 from langchain_md_memory.errors import MemoryInputError
-from langchain_md_memory.integrations.basestore import NAMESPACE_FILE, MarkdownBaseStore, unindexed_file_name
+from langchain_md_memory.integrations.basestore import (
+    NAMESPACE_FILE,
+    AsyncMarkdownBaseStore,
+    MarkdownBaseStore,
+    unindexed_file_name,
+)
 from tests.support.embeddings import AxisEmbeddings
 
 ALICE = ("users", "alice")
@@ -139,7 +146,7 @@ def run_script(store: BaseStore, clock: Clock) -> list[tuple[str, Any]]:
     clock.at(8)
     search("t8 search bob", BOB)
     clock.at(11)
-    get("t11 get expired short before a sweep", ALICE, "short", refresh_ttl=False)
+    get("t11 get short before a sweep", ALICE, "short", refresh_ttl=False)
     search("t11 search before a sweep", ("users",), refresh_ttl=False)
     seen.append(("sweep t11", sweep(store)))
     get("t11 get short after the sweep", ALICE, "short", refresh_ttl=False)
@@ -152,18 +159,36 @@ def run_script(store: BaseStore, clock: Clock) -> list[tuple[str, Any]]:
     return seen
 
 
-@pytest.mark.parametrize("refresh_on_read", [True, False])
+def omitting_expired(seen: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``seen`` with each read of expired, unswept items answered as the same read after the sweep."""
+    after = {label.replace("after the sweep", ""): value
+             for label, value in seen if "after the sweep" in label}
+    return [(label, after[label.replace("before a sweep", "")] if "before a sweep" in label else value)
+            for label, value in seen]
+
+
+@pytest.mark.parametrize(("config", "refreshed"), [
+    (TTLConfig(default_ttl=30, refresh_on_read=True), True),
+    (TTLConfig(default_ttl=30, refresh_on_read=False), False),
+    (TTLConfig(default_ttl=30), False),  # reads refresh only when the config asks, as in SqliteStore
+    (None, False),
+], ids=["refresh_on_read", "no_refresh_on_read", "refresh_on_read_unset", "no_config"])
 def test_ttl_script_gives_sqlite_stores_results(
-    sqlite_store: StoreFactory, markdown_store: StoreFactory, clock: Clock, refresh_on_read: bool
+    sqlite_store: StoreFactory, markdown_store: StoreFactory, clock: Clock, config: TTLConfig | None,
+    refreshed: bool,
 ) -> None:
-    config = TTLConfig(default_ttl=30, refresh_on_read=refresh_on_read)
     ours = run_script(markdown_store(config), clock)
     theirs = run_script(sqlite_store(config), clock)
-    assert ours == theirs
+    assert ours == omitting_expired(theirs)
+    assert dict(ours)["t11 get short before a sweep"] is None
+    assert (ALICE, "short") not in dict(ours)["t11 search before a sweep"]
     sweeps = [count for label, count in ours if label.startswith("sweep")]
     # Reads that refresh keep "read" and "searched" alive past their first ten minutes.
-    assert sweeps == ([1, 1, 1, 1] if refresh_on_read else [3, 0, 0, 1])
-    assert dict(ours)["t31 search"] == [(ALICE, "forever"), (ALICE, "retimed")]
+    if config is None:  # no default TTL: "default" never expires
+        assert sweeps == [3, 0, 0, 0]
+    else:
+        assert sweeps == ([1, 1, 1, 1] if refreshed else [3, 0, 0, 1])
+        assert dict(ours)["t31 search"] == [(ALICE, "forever"), (ALICE, "retimed")]
 
 
 def test_put_writes_the_expiry_next_to_the_item_and_a_read_moves_only_it(
@@ -201,9 +226,10 @@ def test_a_refresh_reuses_the_items_embedding(tmp_path: Path, clock: Clock) -> N
         mem.close()
 
 
-def test_omit_expired_hides_expired_items_before_the_sweep(markdown_store: StoreFactory,
-                                                           clock: Clock) -> None:
-    store = markdown_store(TTLConfig(omit_expired=True))
+@pytest.mark.parametrize("config", [None, TTLConfig(omit_expired=True), TTLConfig(omit_expired=False)])
+def test_expired_items_are_never_read_before_the_sweep(markdown_store: StoreFactory, clock: Clock,
+                                                       config: TTLConfig | None) -> None:
+    store = markdown_store(config)
     store.put(ALICE, "gone", {"content": "expires"}, ttl=1)
     store.put(BOB, "kept", {"content": "stays"})
     clock.at(2)
@@ -211,6 +237,16 @@ def test_omit_expired_hides_expired_items_before_the_sweep(markdown_store: Store
     assert [hit.key for hit in store.search(("users",))] == ["kept"]
     assert store.list_namespaces() == [BOB]
     assert sweep(store) == 1
+
+
+def test_expiry_is_honoured_to_the_second(markdown_store: StoreFactory, clock: Clock) -> None:
+    store = markdown_store(None)
+    store.put(ALICE, "blink", {"content": "one second"}, ttl=1 / 60)
+    clock.time = START + dt.timedelta(seconds=1)
+    assert store.get(ALICE, "blink") is not None  # expires strictly after its moment
+    clock.time = START + dt.timedelta(seconds=1, milliseconds=1)
+    assert store.get(ALICE, "blink") is None
+    assert store.search(ALICE) == []
 
 
 def test_unindexed_items_expire_too_and_their_hidden_file_goes(
@@ -293,6 +329,26 @@ def test_fractional_ttls_expire_on_the_real_clock(tmp_path: Path) -> None:
         assert [hit.key for hit in store.search(ALICE)] == ["hour"]
     finally:
         mem.close()
+
+
+async def test_async_store_ttl_calls_are_awaitable_as_on_async_sqlite_store(tmp_path: Path,
+                                                                            clock: Clock) -> None:
+    with MarkdownMemory(tmp_path / "memory", embeddings="none") as mem:
+        store = AsyncMarkdownBaseStore(mem, ttl=TTLConfig(sweep_interval_minutes=0.0005), clock=clock.now)
+        await store.aput(ALICE, "gone", {"content": "expires"}, ttl=1)
+        await store.aput(ALICE, "swept", {"content": "expires"}, ttl=1)
+        clock.at(2)
+        assert await store.sweep_ttl() == 2
+        await store.aput(ALICE, "later", {"content": "expires"}, ttl=1)
+        clock.at(4)
+        sweeping = await store.start_ttl_sweeper()  # every 30 ms
+        deadline = time.monotonic() + 5
+        while mem.exists(store.namespace_path(ALICE)) and "## later" in mem.get(store.namespace_path(ALICE)) \
+                and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert "## later" not in mem.get(store.namespace_path(ALICE))
+        assert await store.stop_ttl_sweeper(timeout=5)
+        assert await sweeping is None
 
 
 async def test_async_sweep(markdown_store: StoreFactory, clock: Clock) -> None:

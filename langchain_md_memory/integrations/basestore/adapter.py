@@ -9,14 +9,19 @@ query and ``list_namespaces``, and by a person). A put that changes an item's ``
 locked operation, new copy first; reads prefer ``store.md`` should a crash leave it in both. Every read
 parses the current files, so a hand edit is seen by the next ``get``.
 
-A search with a ``query`` behaves as LangGraph's ``InMemoryStore`` and ``PostgresStore`` do:
-every item under the prefix that passes the filter, by cosine similarity to the query (``score``;
-see :mod:`.query`), up to ``limit``, unscored ones last with ``score=None``.
+A search with a ``query`` returns, as LangGraph's ``InMemoryStore`` and ``PostgresStore`` do, every
+item under the prefix that passes the filter, the most relevant first, up to ``limit``, unscored ones
+last with ``score=None``; it ranks as ``mem.search`` does (hybrid), or by cosine similarity over the
+index fields a store or a put chose (see :meth:`MarkdownBaseStore._query_search` and :mod:`.query`).
 
-TTLs behave as in LangGraph's ``SqliteStore``: ``put(..., ttl=minutes)`` (or the ``TTLConfig``'s
-``default_ttl``) writes the expiry after the item's line (:mod:`.expiry`); ``refresh_ttl`` reads push
-it on; an expired item is returned until :meth:`MarkdownBaseStore.sweep_ttl` (or the sweeper thread)
-deletes it, unless the ``TTLConfig`` sets ``omit_expired``.
+TTLs behave as in LangGraph's ``SqliteStore``, with every read omitting what has expired:
+``put(..., ttl=minutes)`` (or the ``TTLConfig``'s ``default_ttl``) writes the expiry after the item's
+line (:mod:`.expiry`); a read pushes it on when it asks to (``refresh_ttl``, by default) and the config
+sets ``refresh_on_read``; an item past its expiry is never returned by ``get``, ``search`` or
+``list_namespaces`` (``omit_expired`` always on: a store served to many graphs must not hand out what a
+sweep has not reached yet), and :meth:`MarkdownBaseStore.sweep_ttl` (or the sweeper thread) deletes it
+from the Markdown. :class:`AsyncMarkdownBaseStore` is the same store with the TTL calls awaitable, as
+``AsyncSqliteStore`` has them.
 
 Example:
     .. code-block:: python
@@ -73,14 +78,22 @@ from .items import (
     validate_op,
 )
 from .namespaces import NAMESPACE_FILE, unindexed_file_name
-from .query import Ident, index_config, query_scores, rank_items, similarities, store_fields
+from .query import (
+    DEFAULT_FIELDS,
+    Ident,
+    index_config,
+    query_scores,
+    rank_items,
+    similarities,
+    store_fields,
+)
 from .sections import StoredItem, check_key, namespace_preamble
 from .sweeper import Sweeper
 
 if TYPE_CHECKING:
     from ...memory import MarkdownMemory
 
-__all__ = ["NAMESPACE_FILE", "MarkdownBaseStore", "unindexed_file_name"]
+__all__ = ["NAMESPACE_FILE", "AsyncMarkdownBaseStore", "MarkdownBaseStore", "unindexed_file_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +113,9 @@ class MarkdownBaseStore(BaseStore):
             ``.md`` name, so it is indexed and searchable); ``index=False``
             items go to its hidden sibling, see :func:`unindexed_file_name`.
         ttl: LangGraph's ``TTLConfig`` (``default_ttl`` and ``sweep_interval_minutes`` in
-            minutes, ``refresh_on_read``, ``omit_expired``); ``None``: items expire only when
-            put with a ``ttl``, and :meth:`start_ttl_sweeper` does nothing, as in ``SqliteStore``.
+            minutes, ``refresh_on_read``; expired items are omitted whatever ``omit_expired``
+            says); ``None``: items expire only when put with a ``ttl``, reads never refresh them,
+            and :meth:`start_ttl_sweeper` does nothing, as in ``SqliteStore``.
         clock: returns the current time (timezone-aware), for timestamps and expiries; the
             system clock by default (tests and replays pass their own).
         index: ``{"fields": [...]}``, the paths whose text a query is compared with (LangGraph's
@@ -143,7 +157,7 @@ class MarkdownBaseStore(BaseStore):
         self._files = NamespaceFiles(memory, file_name, unindexed_file_name(file_name))
         self.ttl_config = ttl
         self._clock = clock or (lambda: dt.datetime.now(dt.UTC))
-        self._sweeper = Sweeper(self.sweep_ttl)
+        self._sweeper = Sweeper(self._sweep_expired)
         self._fields = store_fields(index)
         self._coalescer = Coalescer(lambda ops: asyncio.to_thread(self.batch, ops))
 
@@ -224,7 +238,7 @@ class MarkdownBaseStore(BaseStore):
         found = find_item(op.key, *self._files.read_namespace(op.namespace))
         if found is None or self._omitted(found):
             return None
-        if op.refresh_ttl:
+        if self._refreshes(op.refresh_ttl):
             self._refresh([(op.namespace, found)])
         return to_item(op.namespace, found)
 
@@ -283,18 +297,23 @@ class MarkdownBaseStore(BaseStore):
             ]
             ranked.sort(key=lambda scored: scored[0][1].updated_at, reverse=True)
         page = ranked[op.offset : op.offset + op.limit]
-        if op.refresh_ttl:
+        if self._refreshes(op.refresh_ttl):
             self._refresh([found for found, _, _ in page])
         return [to_search_item(to_item(*found), score, hybrid) for found, score, hybrid in page]
 
     def _query_search(self, op: SearchOp, prefix: tuple[str, ...]) -> list[_Scored]:
-        """Every item under ``prefix`` passing the filter: the most similar to the query first.
+        """Every item under ``prefix`` passing the filter: the most relevant to the query first.
 
-        As in LangGraph's stores, ``score`` is the cosine similarity of query and item, and the query
-        ranks without cutting: no ``min_score``, no MMR. In a keyword-only memory (or while the
-        embeddings are down) the memory's hybrid score ranks instead. Items nothing scored (no recall
-        path found them, or put with ``index=False``) follow, newest first, with ``score=None``;
-        each result's ``hybrid_score`` is the memory's own ranking (:class:`.items.MemorySearchItem`).
+        The memory's own hybrid ranking (vector and keyword evidence, as ``mem.search`` ranks; without
+        cutting: no ``min_score``, no MMR) ranks and is the ``score``, LangGraph's "relevance/similarity
+        score", when every candidate is embedded whole (index fields ``["$"]``, the default): the
+        memory's index holds each item's whole section, so it answers for exactly that. When the store
+        or a put chose other fields, the index cannot see them: the cosine similarity of the query and
+        the texts those fields select ranks instead, as in LangGraph's stores (and the hybrid score
+        ranks in a keyword-only memory, or while the embeddings are down). Items nothing scored (no
+        recall path found them, or put with ``index=False``) follow, newest first, with
+        ``score=None``; each result's ``hybrid_score`` is the memory's own score
+        (:class:`.items.MemorySearchItem`).
         """
         assert op.query is not None
         candidates: dict[Ident, _Found] = {}
@@ -308,8 +327,10 @@ class MarkdownBaseStore(BaseStore):
                     if stored.key in searchable:
                         indexed[namespace, stored.key] = stored
         hybrid = query_scores(self._files, op.query, prefix, set(indexed), want=op.offset + op.limit)
-        similar = similarities(self._memory, op.query, {
-            ident: (stored.value, stored.fields or self._fields) for ident, stored in indexed.items()})
+        fields = {ident: stored.fields or self._fields for ident, stored in indexed.items()}
+        whole = all(chosen == DEFAULT_FIELDS for chosen in fields.values())
+        similar = None if whole else similarities(self._memory, op.query, {
+            ident: (stored.value, fields[ident]) for ident, stored in indexed.items()})
         newest = sorted(candidates, key=lambda ident: candidates[ident][1].updated_at, reverse=True)
         ranked = rank_items(similar, hybrid, newest)
         return [(candidates[ident], score, mine) for ident, score, mine in ranked]
@@ -322,6 +343,10 @@ class MarkdownBaseStore(BaseStore):
         Each namespace is read and rewritten under the memory's lock, so an item put again
         meanwhile (with a new expiry) is never deleted.
         """
+        return self._sweep_expired()
+
+    def _sweep_expired(self) -> int:
+        """The sweep itself, for :meth:`sweep_ttl`, its async twin and the sweeper thread."""
         swept = 0
         for namespace in self._files.namespaces(()):
             with self._memory.locked():
@@ -335,7 +360,7 @@ class MarkdownBaseStore(BaseStore):
 
     async def asweep_ttl(self) -> int:
         """Async twin of :meth:`sweep_ttl`."""
-        return await asyncio.to_thread(self.sweep_ttl)
+        return await asyncio.to_thread(self._sweep_expired)
 
     def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None
@@ -360,9 +385,16 @@ class MarkdownBaseStore(BaseStore):
             sweeper.stop(timeout=0.1)
 
     def _omitted(self, stored: StoredItem) -> bool:
-        """True when reads leave ``stored`` out: it has expired and the config sets ``omit_expired``."""
-        return bool(self.ttl_config and self.ttl_config.get("omit_expired")) and \
-            stored.expiry is not None and stored.expiry.passed(self._clock())
+        """True when reads leave ``stored`` out: it has expired, swept or not."""
+        return stored.expiry is not None and stored.expiry.passed(self._clock())
+
+    def _refreshes(self, asked: bool) -> bool:
+        """Whether a read that ``asked`` (its ``refresh_ttl``) pushes expiries on.
+
+        As ``SqliteStore`` decides: only when the config sets ``refresh_on_read``; ``BaseStore``
+        turns an unset ``refresh_ttl`` into True, so without the config's word no read refreshes.
+        """
+        return asked and bool(self.ttl_config and self.ttl_config.get("refresh_on_read", False))
 
     def _refresh(self, found: Sequence[_Found]) -> None:
         """Push the expiry of each item in ``found`` that has a TTL to now plus its TTL (a read's refresh)."""
@@ -388,3 +420,42 @@ class MarkdownBaseStore(BaseStore):
 
     def __repr__(self) -> str:
         return f"MarkdownBaseStore({self._memory.location!r}, file_name={self._files.file_name!r})"
+
+
+class AsyncMarkdownBaseStore(MarkdownBaseStore):
+    """:class:`MarkdownBaseStore` with its TTL calls awaitable, as ``AsyncSqliteStore`` has them.
+
+    ``await store.sweep_ttl()``, ``await store.start_ttl_sweeper()`` (an awaitable that ends when the
+    sweeper stops; cancelling it stops the sweeper) and ``await store.stop_ttl_sweeper()``: code
+    written for LangGraph's async stores runs unchanged. Every other method is the same store's
+    (``aget``, ``aput``, ... and their sync forms). :func:`langchain_md_memory.langgraph.generate_store`
+    yields one.
+
+    Example:
+        .. code-block:: python
+
+            store = AsyncMarkdownBaseStore(mem, ttl={"sweep_interval_minutes": 5})
+            await store.start_ttl_sweeper()
+            ...
+            await store.stop_ttl_sweeper()
+    """
+
+    __slots__ = ()
+
+    # The async signatures are LangGraph's async stores'; the sync ones stay on MarkdownBaseStore.
+    async def sweep_ttl(self) -> int:  # type: ignore[override]
+        """Delete every expired item (see :meth:`MarkdownBaseStore.sweep_ttl`); returns how many."""
+        return await asyncio.to_thread(self._sweep_expired)
+
+    async def start_ttl_sweeper(  # type: ignore[override]
+        self, sweep_interval_minutes: float | None = None
+    ) -> asyncio.Future[None]:
+        """Start the sweeper thread (see :meth:`MarkdownBaseStore.start_ttl_sweeper`).
+
+        Returns an awaitable that ends when the sweeper stops; cancelling it stops the sweeper.
+        """
+        return asyncio.wrap_future(super().start_ttl_sweeper(sweep_interval_minutes))
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:  # type: ignore[override]
+        """Stop the sweeper thread; True when it stopped (or never ran), False when ``timeout`` came first."""
+        return await asyncio.to_thread(self._sweeper.stop, timeout)

@@ -48,9 +48,10 @@ __all__ = [
 class MemorySearchItem(SearchItem):
     """A store search result that also carries the memory's own ranking of it.
 
-    ``score`` is what LangGraph's stores give (with a query: the cosine similarity of query and
-    item); ``hybrid_score`` is the memory's calibrated hybrid score (vector and keyword evidence,
-    as ``mem.search`` ranks), ``None`` when the query did not rank the item.
+    ``score`` is LangGraph's relevance score of a query search: the memory's hybrid score while
+    items are embedded whole, the cosine similarity over the index fields a store or a put chose
+    otherwise; ``hybrid_score`` is the memory's calibrated hybrid score (vector and keyword
+    evidence, as ``mem.search`` ranks) either way, ``None`` when the query did not rank the item.
     """
 
     __slots__ = ("hybrid_score",)

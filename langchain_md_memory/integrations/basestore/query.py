@@ -1,11 +1,12 @@
 """A store search with a ``query``: how similar each item is, and how the memory ranks it.
 
-Each item gets two numbers. ``score`` is what LangGraph's ``InMemoryStore`` and ``PostgresStore``
-return: the cosine similarity of the query's vector and the item's, taken over the texts its
-index fields select (``"$"``, the default: the whole value as JSON; ``get_text_at_path``
-paths otherwise), the best of them. ``hybrid_score`` is the memory's own calibrated score of the
-item's best chunk (vector and keyword evidence merged), the number ``mem.search`` ranks by; it
-ranks instead of the cosine in a keyword-only memory.
+Each item gets up to two numbers. ``hybrid_score`` is the memory's own calibrated score of the
+item's best chunk (vector and keyword evidence merged), the number ``mem.search`` ranks by; the
+memory's index holds each item's whole section, so it ranks (and is the ``score``) while every item
+is embedded whole (index fields ``"$"``, the default). When a store or a put chose other fields,
+the cosine similarity of the query's vector and the item's, taken over the texts those fields
+select (``get_text_at_path`` paths), the best of them, ranks instead, as in LangGraph's
+``InMemoryStore`` and ``PostgresStore``.
 
 Example:
     .. code-block:: python
@@ -108,9 +109,9 @@ def rank_items(similar: Mapping[Ident, float] | None, hybrid: Mapping[Ident, flo
                newest_first: Sequence[Ident]) -> list[tuple[Ident, float | None, float | None]]:
     """``(item, score, hybrid_score)`` for every item of ``newest_first``, in a query search's order.
 
-    ``score`` is the cosine similarity (``similar``), or the hybrid score when there is none (a
-    keyword-only memory); scored items come first, best first (the newer on a tie), then the rest,
-    newest first, with ``score=None``.
+    ``score`` is the cosine similarity (``similar``) where it is given, else the hybrid score (the
+    memory's own ranking, as ``mem.search`` ranks); scored items come first, best first (the newer
+    on a tie), then the rest, newest first, with ``score=None``.
     """
     scores = hybrid if similar is None else similar
     age = {ident: i for i, ident in enumerate(newest_first)}

@@ -1,0 +1,1 @@
+"""LangGraph's own store test suites, run against MarkdownBaseStore (see suite_conftest.py)."""
