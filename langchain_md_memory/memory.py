@@ -407,6 +407,7 @@ class MarkdownMemory:
     arebuild = twin(rebuild)
     averify = twin(verify)
     astatus = twin(status)
+    aindexed_files = twin(indexed_files)
     aembedding_model = twin(embedding_model)
     astart_watching = twin(start_watching)
     astop_watching = twin(stop_watching)
