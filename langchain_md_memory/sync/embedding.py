@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -182,43 +182,45 @@ def _embed_pages(index: SearchIndex, embedder: Embedder, fingerprint: str, pace:
                 rows_of.setdefault(digest, []).append(rowid)
                 texts.setdefault(digest, embed_text(heading, text, context))
         todo = list(rows_of)
-        start = 0
-        while start < len(todo):
-            if halt():
-                out.stopped = True
-                return
-            batch = todo[start:start + pace.size]
-            try:
-                vectors = pace.call(embedder, [texts[d] for d in batch])
-            except Exception as exc:  # any provider failure leaves the rest keyword-only
-                out.errors += len(todo) - start
-                out.failure = exc
-                return
-            start += len(batch)
+        for batch, vectors in _paced(embedder, todo, [texts[d] for d in todo], pace, out, halt):
             fresh = list(zip(batch, vectors, strict=True))
-            out.embedded += len(batch)
             advance(pending.add(fresh, [(rowid, v) for d, v in fresh for rowid in rows_of[d]]))
+        if out.stopped or out.failure is not None:
+            return
 
 
 def _embed_past(embedder: Embedder, past: Sequence[tuple[str, str]], pace: Pace, out: EmbedOutcome,
                 pending: _Pending, advance: Callable[[int], None], halt: Callable[[], bool]) -> None:
     """Vectors of struck lines' statements (``(hash, statement)``), into the cache only."""
+    digests = [digest for digest, _ in past]
+    for batch, vectors in _paced(embedder, digests, [statement for _, statement in past], pace, out, halt):
+        pending.add(list(zip(batch, vectors, strict=True)), [])
+        advance(len(batch))
+
+
+def _paced(embedder: Embedder, keys: Sequence[str], texts: Sequence[str], pace: Pace, out: EmbedOutcome,
+           halt: Callable[[], bool]) -> Iterator[tuple[Sequence[str], np.ndarray]]:
+    """``keys`` in batches with the vectors of their ``texts``, one model call each, sized by ``pace``.
+
+    Stops early, marking ``out``, when ``halt`` says so or a call fails: any provider failure leaves
+    the rest keyword-only until the next sync.
+    """
     start = 0
-    while start < len(past):
+    while start < len(keys):
         if halt():
             out.stopped = True
             return
-        batch = past[start:start + pace.size]
+        end = start + pace.size
+        batch = keys[start:end]
         try:
-            vectors = pace.call(embedder, [statement for _, statement in batch])
-        except Exception as exc:  # as for chunks: the rest wait for the next sync
-            out.errors += len(past) - start
+            vectors = pace.call(embedder, texts[start:end])
+        except Exception as exc:
+            out.errors += len(keys) - start
             out.failure = exc
             return
-        start += len(batch)
         out.embedded += len(batch)
-        pending.add(list(zip([digest for digest, _ in batch], vectors, strict=True)), [])
-        advance(len(batch))
+        yield batch, vectors
+        start = end
 
 
 def cosines(index: SearchIndex, embedder: Embedder, fingerprint: str, vector: np.ndarray,
