@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Mapping
 
 from langgraph.store.base import TTLConfig
 
-from .cli.parser import DIR_ENV, TENANT_ENV
+from .cli.parser import DIR_ENV, POSTGRES_ENV, TENANT_ENV
 from .config import MemoryConfig
 from .embeddings import resolve_embeddings
 from .errors import MemoryInputError, MemoryStoreError
@@ -65,8 +65,6 @@ __all__ = [
 
 EMBEDDINGS_ENV = "MD_MEMORY_EMBEDDINGS"
 """The embeddings of the server's memory, a spec as the CLI's ``--embeddings`` takes (default ``auto``)."""
-POSTGRES_URL_ENV = "MD_MEMORY_POSTGRES_URL"
-"""The PostgreSQL connection string of the server's memory (with ``MD_MEMORY_TENANT``), not a folder."""
 SERVER_STORE_ENV = "LANGGRAPH_STORE"
 """Where the LangGraph server passes ``langgraph.json``'s ``store`` section (its ``ttl`` is read from it)."""
 DEFAULT_SWEEP_MINUTES = 5.0
@@ -118,16 +116,16 @@ def open_server_memory(env: Mapping[str, str]) -> MarkdownMemory:
         MemoryInputError: naming the variable that is missing or wrong.
     """
     folder = env.get(DIR_ENV, "").strip()
-    url = env.get(POSTGRES_URL_ENV, "").strip()
+    url = env.get(POSTGRES_ENV, "").strip()
     tenant = env.get(TENANT_ENV, "").strip()
     if folder and url:
-        raise MemoryInputError(f"both {DIR_ENV} and {POSTGRES_URL_ENV} are set: the store is either a "
+        raise MemoryInputError(f"both {DIR_ENV} and {POSTGRES_ENV} are set: the store is either a "
                                "folder or a PostgreSQL tenant; unset one")
     if not folder and not url:
-        raise MemoryInputError(f"set {DIR_ENV} to the memory folder (or {POSTGRES_URL_ENV} and {TENANT_ENV} "
+        raise MemoryInputError(f"set {DIR_ENV} to the memory folder (or {POSTGRES_ENV} and {TENANT_ENV} "
                                "for PostgreSQL) in the environment of the LangGraph server")
     if url and not tenant:
-        raise MemoryInputError(f"{POSTGRES_URL_ENV} is set but {TENANT_ENV} is not: name whose memory the "
+        raise MemoryInputError(f"{POSTGRES_ENV} is set but {TENANT_ENV} is not: name whose memory the "
                                "server uses")
     config = MemoryConfig()
     spec = env.get(EMBEDDINGS_ENV, "").strip() or "auto"
@@ -140,7 +138,7 @@ def open_server_memory(env: Mapping[str, str]) -> MarkdownMemory:
         try:
             return MarkdownMemory.from_postgres(url, tenant, embeddings=embedder or "none", config=config)
         except MemoryStoreError as exc:
-            raise type(exc)(f"{POSTGRES_URL_ENV} (tenant {TENANT_ENV}={tenant!r}): {exc}") from exc
+            raise type(exc)(f"{POSTGRES_ENV} (tenant {TENANT_ENV}={tenant!r}): {exc}") from exc
     try:
         return MarkdownMemory(folder, embeddings=embedder or "none", config=config)
     except MemoryStoreError as exc:

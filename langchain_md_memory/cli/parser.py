@@ -19,6 +19,7 @@ __all__ = [
     "DIR_ENV",
     "DREAM_MODEL_ENV",
     "LEGACY_DIR_ENV",
+    "LEGACY_POSTGRES_ENV",
     "POSTGRES_ENV",
     "TENANT_ENV",
     "build_parser",
@@ -27,9 +28,10 @@ __all__ = [
 ]
 
 DIR_ENV = "MD_MEMORY_DIR"
-POSTGRES_ENV = "MD_MEMORY_POSTGRES"
+POSTGRES_ENV = "MD_MEMORY_POSTGRES_URL"
 TENANT_ENV = "MD_MEMORY_TENANT"
 LEGACY_DIR_ENV = "LANGCHAIN_MD_MEMORY_DIR"
+LEGACY_POSTGRES_ENV = "MD_MEMORY_POSTGRES"
 DREAM_MODEL_ENV = "LANGCHAIN_MD_MEMORY_DREAM_MODEL"
 _DEFAULT_DIR = "memory"
 
@@ -58,9 +60,10 @@ def memory_dir(given: str | None) -> str:
 
 
 def postgres_target(url: str | None, tenant: str | None) -> tuple[str | None, str | None]:
-    """``(url, tenant)`` of a PostgreSQL memory: the options, else ``$MD_MEMORY_POSTGRES`` and
-    ``$MD_MEMORY_TENANT``; ``(None, ...)`` for a folder memory."""
-    return url or os.environ.get(POSTGRES_ENV) or None, tenant or os.environ.get(TENANT_ENV) or None
+    """``(url, tenant)`` of a PostgreSQL memory: the options, else ``$MD_MEMORY_POSTGRES_URL`` (or the
+    older ``$MD_MEMORY_POSTGRES``) and ``$MD_MEMORY_TENANT``; ``(None, ...)`` for a folder memory."""
+    url = url or os.environ.get(POSTGRES_ENV) or os.environ.get(LEGACY_POSTGRES_ENV) or None
+    return url, tenant or os.environ.get(TENANT_ENV) or None
 
 
 def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:

@@ -15,7 +15,8 @@ from langchain_md_memory.files.starter import example_memory
 
 @pytest.fixture(autouse=True)
 def no_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("MD_MEMORY_DIR", "LANGCHAIN_MD_MEMORY_DIR", "MD_MEMORY_POSTGRES", "MD_MEMORY_TENANT",
+    for name in ("MD_MEMORY_DIR", "LANGCHAIN_MD_MEMORY_DIR", "MD_MEMORY_POSTGRES_URL", "MD_MEMORY_POSTGRES",
+                 "MD_MEMORY_TENANT",
                  "LANGCHAIN_MD_MEMORY_DREAM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
         monkeypatch.delenv(name, raising=False)
 
@@ -102,7 +103,7 @@ def test_postgres_without_a_tenant_names_tenant() -> None:
 
 def test_watch_on_postgres_names_postgres() -> None:
     err = one_line_error(*run("--postgres", "postgresql://nowhere/x", "--tenant", "t", "watch")[::2])
-    assert "watch needs a folder memory; with --postgres (or $MD_MEMORY_POSTGRES)" in err
+    assert "watch needs a folder memory; with --postgres (or $MD_MEMORY_POSTGRES_URL)" in err
 
 
 def test_a_zero_k_names_k(tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ def test_documented_snippet_runs_offline(index: int, tmp_path: Path, monkeypatch
                                          request: pytest.FixtureRequest) -> None:
     monkeypatch.chdir(tmp_path)
     if index in POSTGRES_SNIPPETS:  # the run's own throwaway server stands in for the deployment's
-        monkeypatch.setenv("MD_MEMORY_POSTGRES", request.getfixturevalue("pg_url"))
+        monkeypatch.setenv("MD_MEMORY_POSTGRES_URL", request.getfixturevalue("pg_url"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr(langchain_openai, "ChatOpenAI", NoChatOpenAI)
     printed = run_snippet(index, tmp_path, capfd)

@@ -27,9 +27,11 @@ def test_add_search_get_and_status_on_a_tenant(pg_url: str, tenant: str):
     assert code == 0 and json.loads(out)["files"] == 1 and tenant in json.loads(out)["memory_dir"]
 
 
-def test_the_environment_names_the_server_and_tenant(pg_url: str, tenant: str,
+@pytest.mark.parametrize("url_env", ["MD_MEMORY_POSTGRES_URL", "MD_MEMORY_POSTGRES"])  # the name, the older one
+def test_the_environment_names_the_server_and_tenant(pg_url: str, tenant: str, url_env: str,
                                                     monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("MD_MEMORY_POSTGRES", pg_url)
+    monkeypatch.delenv("MD_MEMORY_POSTGRES_URL", raising=False)
+    monkeypatch.setenv(url_env, pg_url)
     monkeypatch.setenv("MD_MEMORY_TENANT", tenant)
     assert run("--embeddings", "none", "add", "- Prefers oolong")[0] == 0
     code, out, _ = run("--embeddings", "none", "--tenant", f"{tenant}-other", "search", "oolong", "--json")
