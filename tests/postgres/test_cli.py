@@ -27,7 +27,7 @@ def test_add_search_get_and_status_on_a_tenant(pg_url: str, tenant: str):
     assert code == 0 and json.loads(out)["files"] == 1 and tenant in json.loads(out)["memory_dir"]
 
 
-@pytest.mark.parametrize("url_env", ["MD_MEMORY_POSTGRES_URL", "MD_MEMORY_POSTGRES"])  # the name, the older one
+@pytest.mark.parametrize("url_env", ["MD_MEMORY_POSTGRES_URL", "MD_MEMORY_POSTGRES"])  # the older name too
 def test_the_environment_names_the_server_and_tenant(pg_url: str, tenant: str, url_env: str,
                                                     monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("MD_MEMORY_POSTGRES_URL", raising=False)
