@@ -158,9 +158,10 @@ class MarkdownMemory:
     @property
     def memory_dir(self) -> Path:
         """The absolute memory folder; ``MemoryStoreError`` for a memory that is none (PostgreSQL)."""
-        if self._folder_error or not isinstance(self.store, MarkdownStore):
+        store = self._documents.backing_store  # a draft's store records writes in the same folder
+        if self._folder_error or not isinstance(store, MarkdownStore):
             raise MemoryStoreError(self._folder_error or f"{self.location} is not a folder")
-        return self.store.root
+        return store.root
 
     @property
     def in_folder(self) -> bool:

@@ -74,6 +74,11 @@ class Documents:
         draft = active_draft()
         return self._store if draft is None else draft.over(self._store)
 
+    @property
+    def backing_store(self) -> DocumentStore:
+        """The store writes reach outside a draft: where the documents are, drafting or not."""
+        return self._store
+
     def get(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Exact lines of a memory file (1-based, inclusive); the whole file by default.
 

@@ -107,3 +107,11 @@ def test_an_async_twin_run_in_a_draft_is_drafted_too(kw_memory: MarkdownMemory) 
         assert asyncio.run(edit()) is True
     assert [c.path for c in draft.changes] == ["MEMORY.md"]
     assert kw_memory.get("MEMORY.md") == "- likes tea\n"
+
+
+def test_a_draft_leaves_the_memory_a_folder(kw_memory: MarkdownMemory, tmp_path: Path) -> None:
+    folder = kw_memory.memory_dir
+    with drafting():
+        kw_memory.append("- likes tea")
+        assert kw_memory.memory_dir == folder and kw_memory.in_folder
+    assert not (folder / "MEMORY.md").exists()
