@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.fields import FieldInfo
 
 from .errors import MemoryInputError
 
@@ -360,9 +361,6 @@ MOVED: dict[str, tuple[str, str]] = {
 ``DeprecationWarning``."""
 
 
-_GROUPS = ("ranking", "chunking", "embedding", "index", "limits", "hygiene", "session")
-
-
 def _warn(old: str, new: str) -> None:
     """A deprecation warning pointing at the first caller outside this module and pydantic."""
     level, frame = 2, sys._getframe(1)
@@ -399,13 +397,21 @@ def _check_names(model: type[BaseModel], data: Mapping[str, Any], prefix: str = 
         if field is None:
             path = f"{prefix}{key}"
             closest = _closest_setting(str(key), prefix)
+            top = MemoryConfig.model_fields.items()
             hint = (f"did you mean {closest}?" if closest is not None else
-                    f"the settings are max_results and the groups {', '.join(_GROUPS)}")
+                    f"the settings are {', '.join(n for n, f in top if _group(f) is None)} and the groups "
+                    f"{', '.join(n for n, f in top if _group(f) is not None)}")
             raise MemoryInputError(f"unknown setting {path!r}: {hint} (every setting with its default: "
                                    "docs/settings.md)")
-        inner = field.annotation
-        if isinstance(value, Mapping) and isinstance(inner, type) and issubclass(inner, BaseModel):
+        inner = _group(field)
+        if isinstance(value, Mapping) and inner is not None:
             _check_names(inner, value, f"{prefix}{field.alias or key}.")
+
+
+def _group(field: FieldInfo) -> type[BaseModel] | None:
+    """The settings model of a field that is a group of settings; ``None`` for a single setting."""
+    annotation = field.annotation
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
 def _closest_setting(key: str, prefix: str) -> str | None:
@@ -450,9 +456,9 @@ def _settings(model: type[BaseModel], prefix: str) -> Iterator[tuple[str, str, s
     """``(dotted name, default, docstring)`` of every setting below ``model``, in declaration order."""
     for name, field in model.model_fields.items():
         key = field.alias or name
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            yield from _settings(annotation, f"{prefix}{key}.")
+        group = _group(field)
+        if group is not None:
+            yield from _settings(group, f"{prefix}{key}.")
             continue
         default = field.get_default(call_default_factory=True)
         text = repr(default) if not isinstance(default, str) else f'"{default}"'
