@@ -204,11 +204,8 @@ def ending_section(text: str) -> str | None:
     lines = text.split("\n")
     closing = next((at for at, end in reversed(list(_history_sections(lines))) if end == len(lines)),
                    len(lines))
-    last = None
-    for at, (_, heading) in enumerate(_outline(lines[:closing])):
-        if heading is not None:
-            last = (len(heading[1]), lines[at])
-    return last[1].strip() if last is not None and last[0] >= 2 else None
+    heading = heading_above(lines[:closing], closing - 1)
+    return heading if heading is not None and heading.startswith("##") else None
 
 
 def into_section(text: str, section: str, addition: str) -> str | None:
