@@ -66,8 +66,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     except KeyboardInterrupt:
         if bar is not None:
             bar.close()
-        if args.command == "mcp":  # Ctrl-C is how a server is stopped: nothing was cut short
-            print("md-memory: stopped serving the memory over MCP", file=err)
+        served = _SERVERS.get(args.command)
+        if served is not None:  # Ctrl-C is how a server is stopped: nothing was cut short
+            print(f"md-memory: stopped serving {served}", file=err)
             return 0
         print("md-memory: interrupted; the work finished so far is kept, run the command again to continue",
               file=err)
@@ -82,6 +83,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             raise
         print(f"md-memory: error: {_cli_message(exc)}", file=err)
         return 2
+
+
+_SERVERS = {"mcp": "the memory over MCP", "inspect": "the inspect page"}
+"""The commands that serve until Ctrl-C, and what each serves."""
 
 
 def _cli_message(exc: Exception) -> str:

@@ -14,6 +14,7 @@ import html
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -243,6 +244,21 @@ def test_home_shows_the_work_left_and_does_none_of_it(folder: Path, tmp_path: Pa
     assert re.search(r"travel\.md topic \d+ 0 \d{4}-\d\d-\d\d", text_of(element(home.text, "files")))
     with MarkdownMemory(behind, embeddings="none") as mem:
         assert mem.status()["files_to_index"] == 1  # the page indexed nothing
+
+
+def test_ctrl_c_stops_the_page_with_one_line_of_its_own(folder: Path) -> None:
+    port = free_port()
+    command = [str(MD_MEMORY), "--dir", str(folder), "--embeddings", "none", "inspect", "--port", str(port)]
+    proc = subprocess.Popen(command, text=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert proc.stdout is not None
+    assert "Ctrl-C to stop" in proc.stdout.readline()
+    time.sleep(1)  # serving
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert err == "md-memory: stopped serving the inspect page\n"
 
 
 def test_writing_methods_are_refused_and_change_no_byte(page: str, folder: Path) -> None:
