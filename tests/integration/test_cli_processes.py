@@ -85,7 +85,7 @@ def test_ctrl_c_mid_embedding_stops_cleanly_and_the_next_run_finishes(tmp_path: 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("in_process", [True, False], ids=["model-in-process", "model-on-a-thread"])
 def test_ctrl_c_mid_embedding_stops_within_a_second_or_two(tmp_path: Path, in_process: bool) -> None:
-    # Half a second a text: the batch of 32 under way when Ctrl-C came used to take 16 s to finish.
+    # Half a second a text: a whole batch of 32 in one model call would take 16 s to finish.
     folder, log = tmp_path / "memory", tmp_path / "batches.log"
     write_memory(folder, files=10, sections=8)
     proc = slow_cli("--dir", str(folder), "--embeddings", "slow", "index",

@@ -196,7 +196,7 @@ def test_clients_that_come_and_go_leave_no_trace_on_stderr(folder: Path) -> None
     proc = md_memory("--dir", str(folder), "--embeddings", "none", "mcp", "--http", "--port", str(port))
     try:
         wait_until_listening(proc, port)
-        for _ in range(3):  # each disconnect used to print the SDK's ClosedResourceError traceback
+        for _ in range(3):  # each disconnect: the SDK logs a ClosedResourceError traceback, filtered out
             assert asyncio.run(tool_names(port)) == ["memory_search", "memory_get", "memory_update"]
         time.sleep(1)
     finally:
