@@ -143,9 +143,9 @@ def create_inspect_app(mem: MarkdownMemory) -> Starlette:
     """
 
     def home(request: Request) -> Response:
-        # The index's rows only: the home page of a large memory reads no file's text (the session-context
-        # report reads MEMORY.md and today's and yesterday's logs, as the agent does). Like status(), it
-        # indexes nothing: what is left to do shows as files to index and chunks waiting.
+        # The index's rows only: the home page of a large memory reads no file's text
+        # (the session-context report reads MEMORY.md and today's and yesterday's logs, as the agent does).
+        mem.sync()
         indexed = mem.indexed_files()
         rows = []
         for path in mem.list_files():

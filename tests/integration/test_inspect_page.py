@@ -232,20 +232,6 @@ def test_context_page_shows_the_session_context_as_the_agent_gets_it(page: str, 
     assert "Nothing is cut" in text_of(dom)
 
 
-def test_home_shows_the_work_left_and_does_none_of_it(folder: Path, tmp_path: Path) -> None:
-    behind = tmp_path / "memory"
-    shutil.copytree(folder, behind)
-    (behind / "travel.md").write_text("# Travel\n\n- Prefers window seats on long flights.\n")
-    with serving(behind) as address:
-        home = httpx.get(address + "/", timeout=60)
-    assert home.status_code == 200
-    status = text_of(element(home.text, "status"))
-    assert "to index 1" in status, status
-    assert re.search(r"travel\.md topic \d+ 0 \d{4}-\d\d-\d\d", text_of(element(home.text, "files")))
-    with MarkdownMemory(behind, embeddings="none") as mem:
-        assert mem.status()["files_to_index"] == 1  # the page indexed nothing
-
-
 def test_ctrl_c_stops_the_page_with_one_line_of_its_own(folder: Path) -> None:
     port = free_port()
     command = [str(MD_MEMORY), "--dir", str(folder), "--embeddings", "none", "inspect", "--port", str(port)]
